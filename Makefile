@@ -1,0 +1,66 @@
+# mcpkit developer entry points.  `make test` is what CI runs (through .ci/run).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := test
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+# Re-install when the packaging files or the C accelerator's sources change.
+STAMP := $(VENV)/install.stamp
+C_SOURCES := $(wildcard src/mcpkit/json/*.c src/mcpkit/json/*.h)
+PYTEST_COV := --cov=mcpkit --cov-branch --cov-report=term-missing
+
+.PHONY: venv run test bench fuzz clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml setup.py $(C_SOURCES)
+	[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+run: venv
+	$(PY) -m mcpkit
+
+test: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+	$(PY) -m pytest $(PYTEST_COV)
+	if [ -d tests/json ]; then \
+		MCPKIT_PURE_PYTHON=1 $(PY) -m pytest tests/json $(PYTEST_COV) --cov-append; \
+	fi
+	$(MAKE) --no-print-directory fuzz FUZZ_ITERATIONS=50000
+
+# The C codec under AddressSanitizer and UBSan, fed mutated JSON and compared with the
+# pure-Python reference.  `make fuzz FUZZ_ITERATIONS=1000000 FUZZ_SEED=7` for a long run.
+FUZZ_ITERATIONS ?= 200000
+FUZZ_SEED ?= 0
+FUZZ_DIR := build/asan
+EXT_SUFFIX = $$($(PY) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+PY_INCLUDE = $$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+
+fuzz: venv
+	mkdir -p $(FUZZ_DIR)
+	gcc -O1 -g -std=c11 -Wall -Wextra -Werror -fPIC -shared -fno-omit-frame-pointer \
+		-fsanitize=address,undefined -fno-sanitize-recover=all -I$(PY_INCLUDE) \
+		src/mcpkit/json/_speedups.c -o $(FUZZ_DIR)/_speedups$(EXT_SUFFIX)
+	LD_PRELOAD=$$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 \
+		$(PY) tools/fuzz_codec.py $(FUZZ_DIR)/_speedups$(EXT_SUFFIX) $(FUZZ_SEED) $(FUZZ_ITERATIONS)
+
+# bench/codec.py first, then any other benchmark script.
+BENCH_SCRIPTS := bench/codec.py $(filter-out bench/codec.py,$(wildcard bench/*.py))
+
+bench: venv
+	for script in $(BENCH_SCRIPTS); do $(PY) "$$script"; done
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info .coverage .coverage.* coverage.xml htmlcov \
+		.mypy_cache .ruff_cache .pytest_cache .hypothesis .import_linter_cache
+	rm -f src/mcpkit/json/*.so
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,50 @@
+"""mcpkit: a Python framework for Model Context Protocol servers.
+
+This module is the public facade: every name here is an explicit re-export from the module that
+owns it.  Subpackages that are public API in their own right (``mcpkit.json``) are imported by
+their full name, for example ``import mcpkit.json``.
+"""
+
+from mcpkit._version import __version__ as __version__
+from mcpkit.errors import ConfigurationError as ConfigurationError
+from mcpkit.errors import HeaderMismatch as HeaderMismatch
+from mcpkit.errors import InternalError as InternalError
+from mcpkit.errors import InvalidParams as InvalidParams
+from mcpkit.errors import InvalidRequest as InvalidRequest
+from mcpkit.errors import InvalidValueError as InvalidValueError
+from mcpkit.errors import MCPKitError as MCPKitError
+from mcpkit.errors import MethodNotFound as MethodNotFound
+from mcpkit.errors import MissingClientCapability as MissingClientCapability
+from mcpkit.errors import OutputError as OutputError
+from mcpkit.errors import OutputFailure as OutputFailure
+from mcpkit.errors import ParseError as ParseError
+from mcpkit.errors import ParseFailure as ParseFailure
+from mcpkit.errors import ProtocolError as ProtocolError
+from mcpkit.errors import RateLimited as RateLimited
+from mcpkit.errors import ResourceNotFound as ResourceNotFound
+from mcpkit.errors import UnsupportedProtocolVersion as UnsupportedProtocolVersion
+from mcpkit.limits import DEFAULT_LIMITS as DEFAULT_LIMITS
+from mcpkit.limits import Limits as Limits
+
+__all__ = (
+    "DEFAULT_LIMITS",
+    "ConfigurationError",
+    "HeaderMismatch",
+    "InternalError",
+    "InvalidParams",
+    "InvalidRequest",
+    "InvalidValueError",
+    "Limits",
+    "MCPKitError",
+    "MethodNotFound",
+    "MissingClientCapability",
+    "OutputError",
+    "OutputFailure",
+    "ParseError",
+    "ParseFailure",
+    "ProtocolError",
+    "RateLimited",
+    "ResourceNotFound",
+    "UnsupportedProtocolVersion",
+    "__version__",
+)

@@ -1,0 +1,191 @@
+"""The single mcpkit exception tree.
+
+Every framework error derives from :class:`MCPKitError` and knows how it reaches the wire: a
+JSON-RPC code, a default HTTP status and a fixed public message.  The public message never
+contains submitted data (DESIGN.md §1.6): wire errors take no message argument at all, and the
+few classes that carry developer detail (:class:`ConfigurationError`) keep it out of
+``message``, which is the only text the protocol layer may send.
+
+Tree::
+
+    MCPKitError
+    ├── ProtocolError                 a failure that becomes a JSON-RPC error response
+    │   ├── ParseError                -32700  400  strict JSON or a JSON limit failed
+    │   ├── InvalidRequest            -32600  400  not a JSON-RPC request object
+    │   ├── MethodNotFound            -32601  404
+    │   ├── InvalidParams             -32602  400
+    │   ├── InternalError             -32603  500
+    │   │   └── OutputError           -32603  200  what the application returned cannot be written
+    │   ├── ResourceNotFound          -32002  200  (2025 revisions; 2026 maps not-found to -32602)
+    │   ├── HeaderMismatch            -32020  400
+    │   ├── MissingClientCapability   -32021  400
+    │   ├── UnsupportedProtocolVersion -32022 400
+    │   └── RateLimited               -31999  429
+    ├── ConfigurationError            invalid construction (limits, endpoints, schemas); detailed
+    └── InvalidValueError             a value factory refused its input (e.g. an unpaired surrogate)
+
+The HTTP status on a class is its default; where the seeds give a failure a different status in
+a given context (for example -32602 inside an HTTP 200 tool exchange on 2025-06-18), the
+protocol layer's one error mapping decides.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import ClassVar
+
+__all__ = [
+    "ConfigurationError",
+    "HeaderMismatch",
+    "InternalError",
+    "InvalidParams",
+    "InvalidRequest",
+    "InvalidValueError",
+    "MCPKitError",
+    "MethodNotFound",
+    "MissingClientCapability",
+    "OutputError",
+    "OutputFailure",
+    "ParseError",
+    "ParseFailure",
+    "ProtocolError",
+    "RateLimited",
+    "ResourceNotFound",
+    "UnsupportedProtocolVersion",
+]
+
+
+class MCPKitError(Exception):
+    """Base of every error mcpkit raises on purpose."""
+
+    jsonrpc_code: ClassVar[int] = -32603
+    http_status: ClassVar[int] = 500
+    message: ClassVar[str] = "Internal error"
+
+
+class ProtocolError(MCPKitError):
+    """An error with a wire form; ``str(error)`` is always the fixed ``message``."""
+
+    def __init__(self) -> None:
+        super().__init__(self.message)
+
+
+class ParseFailure(enum.Enum):
+    """Why strict JSON parsing failed.  For logs and tests only; never sent to a client."""
+
+    BODY_SIZE = "body_size"
+    BOM = "bom"
+    UTF8 = "utf8"
+    SYNTAX = "syntax"
+    DEPTH = "depth"
+    NODES = "nodes"
+    STRING_UNITS = "string_units"
+    TOKEN_UNITS = "token_units"
+    SURROGATE = "surrogate"
+    DUPLICATE_MEMBER = "duplicate_member"
+    NUMBER = "number"
+
+
+class OutputFailure(enum.Enum):
+    """Why a value could not be written as JSON.  For logs and tests only."""
+
+    SIZE = "size"
+    DEPTH = "depth"
+    STRING_UNITS = "string_units"
+    TOKEN_UNITS = "token_units"
+    SURROGATE = "surrogate"
+    NUMBER = "number"
+    TYPE = "type"
+    MEMBER_NAME = "member_name"
+
+
+class ParseError(ProtocolError):
+    """Strict JSON parsing or one of its limits failed (JL-20: HTTP 400 on every revision)."""
+
+    jsonrpc_code = -32700
+    http_status = 400
+    message = "Parse error"
+
+    def __init__(self, reason: ParseFailure = ParseFailure.SYNTAX) -> None:
+        super().__init__()
+        self.reason = reason
+
+
+class InvalidRequest(ProtocolError):
+    jsonrpc_code = -32600
+    http_status = 400
+    message = "Invalid Request"
+
+
+class MethodNotFound(ProtocolError):
+    jsonrpc_code = -32601
+    http_status = 404
+    message = "Method not found"
+
+
+class InvalidParams(ProtocolError):
+    jsonrpc_code = -32602
+    http_status = 400
+    message = "Invalid params"
+
+
+class InternalError(ProtocolError):
+    jsonrpc_code = -32603
+    http_status = 500
+    message = "Internal error"
+
+
+class OutputError(InternalError):
+    """A value could not be written within the output limits (JL-21, JL-22: HTTP 200)."""
+
+    http_status = 200
+
+    def __init__(self, reason: OutputFailure = OutputFailure.SIZE) -> None:
+        super().__init__()
+        self.reason = reason
+
+
+class ResourceNotFound(ProtocolError):
+    jsonrpc_code = -32002
+    http_status = 200
+    message = "Resource not found"
+
+
+class HeaderMismatch(ProtocolError):
+    jsonrpc_code = -32020
+    http_status = 400
+    message = "Header mismatch"
+
+
+class MissingClientCapability(ProtocolError):
+    jsonrpc_code = -32021
+    http_status = 400
+    message = "Missing required client capability"
+
+
+class UnsupportedProtocolVersion(ProtocolError):
+    jsonrpc_code = -32022
+    http_status = 400
+    message = "Unsupported protocol version"
+
+
+class RateLimited(ProtocolError):
+    jsonrpc_code = -31999
+    http_status = 429
+    message = "Rate limit exceeded"
+
+
+class ConfigurationError(MCPKitError, ValueError):
+    """A developer error found while building something (limits, endpoints, schemas).
+
+    ``str(error)`` carries detail for the developer; if one ever escapes at run time it is
+    written as the fixed internal error, never with that detail.
+    """
+
+
+class InvalidValueError(MCPKitError, ValueError):
+    """A value factory refused its input; the message names the rule, never the value."""
+
+    def __init__(self, rule: str) -> None:
+        super().__init__(rule)
+        self.rule = rule

@@ -1,0 +1,141 @@
+"""Every input-driven bound mcpkit enforces, in one frozen object (DESIGN.md §6).
+
+Defaults are the seeds' production defaults.  Each field has an allowed range checked at
+construction: values can be lowered freely, and raised only as far as the codec and the
+runtime stay safe (for example the request body may be configured up to 16 MiB, never more).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Final
+
+from mcpkit.errors import ConfigurationError
+
+__all__ = ["DEFAULT_LIMITS", "Limits"]
+
+KiB: Final = 1024
+MiB: Final = 1024 * KiB
+
+# (minimum, maximum) for each field; the one table of allowed ranges.
+_RANGES: Final[dict[str, tuple[float, float]]] = {
+    "max_request_bytes": (1, 16 * MiB),
+    "max_response_bytes": (1, 16 * MiB),
+    "max_json_depth": (1, 512),
+    "max_json_nodes": (1, 10_000_000),
+    "max_string_units": (1, 16 * MiB),
+    "max_token_units": (1, 16 * MiB),
+    "max_schema_nodes": (1, 65_536),
+    "max_schema_depth": (1, 256),
+    "max_evaluation_operations": (1, 100_000_000),
+    "max_concurrent_evaluations": (1, 4_096),
+    "max_integer_chars": (1, 1_000_000),
+    "max_binding_integer_chars": (1, 16 * MiB),
+    "max_binary_item_bytes": (1, 786_432),
+    "max_header_param_bytes": (1, 64 * KiB),
+    "handler_slots": (1, 4_096),
+    "max_queued_requests": (0, 65_536),
+    "request_timeout_seconds": (0.001, 86_400.0),
+    "max_sessions": (1, 1_000_000),
+    "max_sessions_per_owner": (1, 1_000_000),
+    "session_idle_timeout_seconds": (1.0, 30 * 86_400.0),
+    "session_absolute_timeout_seconds": (1.0, 365 * 86_400.0),
+    "max_session_metadata_bytes": (1, 16 * MiB),
+    "max_active_calls_per_session": (1, 4_096),
+    "max_anonymous_sessions": (0, 1_000_000),
+}
+
+_FLOAT_FIELDS: Final = frozenset(
+    {"request_timeout_seconds", "session_idle_timeout_seconds", "session_absolute_timeout_seconds"}
+)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Limits:
+    """Bounds on every cost a request can drive.  Immutable; use :meth:`replace` to derive."""
+
+    # JSON (seed 000, "JSON and schema limits")
+    max_request_bytes: int = 10 * MiB
+    """JL-01: request body bytes; configurable up to 16 MiB."""
+    max_response_bytes: int = 4 * MiB
+    """JL-02: one complete UTF-8 JSON response, wrappers and metadata included."""
+    max_json_depth: int = 128
+    """JL-03: nested arrays and objects on any path, read or written."""
+    max_json_nodes: int = 100_000
+    """JL-04 / TD-12: JSON values in one document, and nodes in one typed binding."""
+    max_string_units: int = 1_048_576
+    """JL-11: UTF-16 code units of one decoded string or member name."""
+    max_token_units: int = 1_048_576
+    """JL-12: UTF-16 code units of one string's escaped spelling, quotes excluded."""
+
+    # Tool Schema Profile 1
+    max_schema_nodes: int = 4_096
+    """JL-05: compiled schema nodes."""
+    max_schema_depth: int = 64
+    """JL-06: schema nesting depth."""
+    max_evaluation_operations: int = 1_000_000
+    """JL-07: evaluation budget per call."""
+    max_concurrent_evaluations: int = 128
+    """JL-08: schema evaluations running at once, server-wide."""
+
+    # Typed binding
+    max_integer_chars: int = 1_024
+    """TD-02: expanded decimal spelling of one bound integer, minus sign included."""
+    max_binding_integer_chars: int = 4_194_304
+    """TD-03: expanded integer characters across one binding."""
+
+    # Content and headers
+    max_binary_item_bytes: int = 786_432
+    """Raw bytes of one image, audio or blob item (base64 fits 1,048,576 characters)."""
+    max_header_param_bytes: int = 16 * KiB
+    """Decoded UTF-8 bytes of one mirrored ``Mcp-Param-*`` value."""
+
+    # Execution
+    handler_slots: int = 32
+    max_queued_requests: int = 128
+    request_timeout_seconds: float = 60.0
+
+    # 2025 sessions, when an endpoint enables them
+    max_sessions: int = 256
+    max_sessions_per_owner: int = 16
+    session_idle_timeout_seconds: float = 24 * 3600.0
+    session_absolute_timeout_seconds: float = 7 * 24 * 3600.0
+    max_session_metadata_bytes: int = 64 * KiB
+    max_active_calls_per_session: int = 32
+    max_anonymous_sessions: int = 64
+
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            low, high = _RANGES[field.name]
+            if field.name in _FLOAT_FIELDS:
+                ok_type = isinstance(value, (int, float)) and not isinstance(value, bool)
+            else:
+                ok_type = isinstance(value, int) and not isinstance(value, bool)
+            if not ok_type:
+                raise ConfigurationError(
+                    f"Limits.{field.name} must be a number, got {type(value).__name__}"
+                )
+            if not low <= value <= high:
+                raise ConfigurationError(
+                    f"Limits.{field.name} must be between {low:g} and {high:g}"
+                )
+        if self.max_sessions_per_owner > self.max_sessions:
+            raise ConfigurationError("Limits.max_sessions_per_owner must not exceed max_sessions")
+        if self.session_idle_timeout_seconds > self.session_absolute_timeout_seconds:
+            raise ConfigurationError(
+                "Limits.session_idle_timeout_seconds must not exceed "
+                "session_absolute_timeout_seconds"
+            )
+        if self.max_integer_chars > self.max_binding_integer_chars:
+            raise ConfigurationError(
+                "Limits.max_integer_chars must not exceed max_binding_integer_chars"
+            )
+
+    def replace(self, **changes: int | float) -> Limits:
+        """Return a copy with some fields changed, validated like a new instance."""
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+
+DEFAULT_LIMITS: Final = Limits()
+"""The seeds' production defaults."""

@@ -37,7 +37,7 @@ BULK_LIMITS: Final = DEFAULT_LIMITS.replace(
     max_json_nodes=10_000_000, max_request_bytes=16 * MiB, max_response_bytes=16 * MiB
 )
 MCP_BODY_SIZE: Final = 326
-REPEATS: Final = 5
+REPEATS: Final = 7
 REPEAT_BUDGET_NS: Final = 60_000_000  # aim for ~60 ms per repeat
 SLOW_OP_NS: Final = 400_000_000  # a single call this slow gets only 2 repeats
 

@@ -40,7 +40,7 @@ def _nested_array_value(depth: int) -> object:
 VALID: list[tuple[str, bytes, object]] = [
     # numbers: integer spellings are int, everything else an exact Decimal with its scale
     ("int-zero", b"0", 0),
-    ("int-negative-zero", b"-0", 0),
+    ("int-negative-zero-keeps-sign", b"-0", D("-0")),
     ("int-one", b"1", 1),
     ("int-negative", b"-123", -123),
     ("int-past-int64", b"9223372036854775808", 9223372036854775808),
@@ -65,6 +65,12 @@ VALID: list[tuple[str, bytes, object]] = [
     ("exponent-negative-9-digits", b"1e-999999999", D("1E-999999999")),
     ("exponent-10-digits-with-leading-zero", b"1e0999999999", D("1E+999999999")),
     ("exponent-many-zeros", b"2E+00000000000000000000", D("2E+0")),
+    # The exponent str(Decimal) writes (the adjusted exponent) must fit 9 digits as well.
+    ("adjusted-exponent-largest", b"15e999999998", D("1.5E+999999999")),
+    ("adjusted-exponent-smallest", b"0.1e-999999998", D("1E-999999999")),
+    ("adjusted-exponent-zero-coefficient", b"0.000e999999999", D("0E+999999996")),
+    ("adjusted-exponent-long-fraction", b"0.00012e3", D("0.12")),
+    ("adjusted-exponent-fraction-lowers-it", b"99.5e999999998", D("9.95E+999999999")),
     # literals
     ("true", b"true", True),
     ("false", b"false", False),
@@ -100,7 +106,7 @@ VALID: list[tuple[str, bytes, object]] = [
     ("object-empty", b"{}", {}),
     ("containers-nested-empty", b"[[],{}]", [[], {}]),
     ("array-literals", b"[true,false,null]", [True, False, None]),
-    ("array-numbers", b"[1,1.0,1E+0,-0]", [1, D("1.0"), D("1E+0"), 0]),
+    ("array-numbers", b"[1,1.0,1E+0,-0]", [1, D("1.0"), D("1E+0"), D("-0")]),
     ("object-simple", b'{"a":1,"b":[true,false,null]}', {"a": 1, "b": [True, False, None]}),
     ("object-member-order-kept", b'{"b":1,"a":2}', {"b": 1, "a": 2}),
     ("object-empty-name", b'{"":""}', {"": ""}),
@@ -182,6 +188,10 @@ INVALID: list[tuple[str, bytes, F]] = [
     ("number-exponent-negative-10-digits", b"1e-1000000000", F.NUMBER),
     ("number-exponent-10-nines", b"1E+9999999999", F.NUMBER),
     ("number-exponent-10-digits-in-array", b"[0,1.5e1000000000]", F.NUMBER),
+    ("number-adjusted-exponent-too-large", b"15e999999999", F.NUMBER),
+    ("number-adjusted-exponent-too-small", b"0.1e-999999999", F.NUMBER),
+    ("number-adjusted-exponent-in-array", b"[1,2,995e999999998]", F.NUMBER),
+    ("number-adjusted-exponent-zero-ok-then-too-large", b"[0e999999999,10e999999999]", F.NUMBER),
     # structure
     ("array-trailing-comma", b"[1,]", F.SYNTAX),
     ("object-trailing-comma", b'{"a":1,}', F.SYNTAX),

@@ -44,6 +44,8 @@ ENCODED: list[tuple[str, object, bytes]] = [
     ("decimal-negative-zero", D("-0"), b"-0"),
     ("decimal-small", D("1E-7"), b"1E-7"),
     ("decimal-huge-exponent", D("1E+999999999"), b"1E+999999999"),
+    ("decimal-largest-readable", D("15E+999999998"), b"1.5E+999999999"),
+    ("decimal-smallest-readable", D("1E-999999999"), b"1E-999999999"),
     ("float", 1.5, b"1.5"),
     ("float-tenth", 0.1, b"0.1"),
     ("float-integral", 2.0, b"2.0"),
@@ -93,6 +95,9 @@ FAILURES: list[tuple[str, object, O]] = [
     ("decimal-infinity", D("Infinity"), O.NUMBER),
     ("decimal-minus-infinity", D("-Infinity"), O.NUMBER),
     ("nan-in-object", {"a": [1, math.nan]}, O.NUMBER),
+    # the reader refuses a 10-digit exponent, so the writer never writes one
+    ("decimal-unreadable-exponent", D("15E+999999999"), O.NUMBER),
+    ("decimal-unreadable-negative-exponent", D("1E-1000000000"), O.NUMBER),
     ("int-key", {1: 2}, O.MEMBER_NAME),
     ("none-key", {None: 1}, O.MEMBER_NAME),
     ("bytes-key", {b"a": 1}, O.MEMBER_NAME),

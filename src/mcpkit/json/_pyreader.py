@@ -68,6 +68,7 @@ _EAGER_INT_DIGITS: Final = 640
 _RUN_STRING_CAP: Final = 256
 _RUN_CHUNK: Final = 1024
 _MAX_EXPONENT_DIGITS: Final = 9
+_MAX_ADJUSTED: Final = 999_999_999  # |exponent| of the scientific spelling str(Decimal) writes
 
 _OPEN_ARRAY: Final = 0x5B  # [
 _CLOSE_ARRAY: Final = 0x5D  # ]
@@ -96,7 +97,8 @@ class _Runs(NamedTuple):
     ending with one followed by the closing bracket.  Long arrays and objects, and small flat
     ones, are mostly runs: one regex pass validates a chunk of a run and the standard library's
     C scanner converts it, instead of a Python loop turn per token.  A simple value is a
-    literal, a number with at most 18 integer digits and at most 9 exponent digits, or an
+    literal, a number with at most 18 integer digits and at most 8 exponent digits (not the
+    integer ``-0``), or an
     ASCII string without escapes of at most k characters (k never above either unit limit); a
     simple member has such a string as its name.  For these values the scanner builds exactly
     what the general path builds.  Nothing in a run can fail but a repeated name, checked in
@@ -114,7 +116,11 @@ class _Runs(NamedTuple):
 def _runs(k: int) -> _Runs:
     ws = rb"[ \t\n\r]*"
     text = rb'"[^"\\\x00-\x1f\x80-\xff]{0,%d}"' % k
-    number = rb"-?(?:0|[1-9][0-9]{0,17})(?:\.[0-9]+)?(?:[eE][+-]?[0-9]{1,9})?(?![0-9.eE])"
+    # No "-0" integer (it decodes to Decimal("-0")) and at most 8 exponent digits (so the
+    # adjusted-exponent check of _number can never fail inside a run).
+    number = (
+        rb"(?:0|-?[1-9][0-9]{0,17}|-0(?=[.eE]))(?:\.[0-9]+)?(?:[eE][+-]?[0-9]{1,8})?(?![0-9.eE])"
+    )
     value = rb"(?:" + number + rb"|" + text + rb"|true|false|null)"
     member = text + ws + rb":" + ws + value
     chunk = _RUN_CHUNK
@@ -388,8 +394,15 @@ class _Reader:
             raise _fail(ParseFailure.NUMBER)
         if fraction is None and exponent is None:
             digits = len(spelling) - (spelling[0] == 0x2D)  # the minus sign is not a digit
-            if digits <= _EAGER_INT_DIGITS:
+            if digits <= _EAGER_INT_DIGITS and spelling != b"-0":
                 return int(spelling), match.end()
+            # "-0" stays Decimal("-0"): an int cannot keep the sign, and writing it back must
+            # give the same bytes.
         # Decimal keeps the exact value and scale; the 9-digit exponent bound keeps it within
         # what Decimal represents without consulting a context.
-        return Decimal(spelling.decode("ascii")), match.end()
+        number = Decimal(spelling.decode("ascii"))
+        if not -_MAX_ADJUSTED <= number.adjusted() <= _MAX_ADJUSTED:
+            # str(number) would need a 10-digit exponent, which this reader refuses: keep every
+            # decoded value writable and readable again.
+            raise _fail(ParseFailure.NUMBER)
+        return number, match.end()

@@ -155,7 +155,10 @@ class _Writer:
         if issubclass(kind, Decimal):
             if not Decimal.is_finite(cast(Decimal, value)):
                 raise _fail(OutputFailure.NUMBER)
-            self.put(Decimal.__str__(cast(Decimal, value)).encode("ascii"))
+            text = Decimal.__str__(cast(Decimal, value))
+            if not _readable_exponent(text):
+                raise _fail(OutputFailure.NUMBER)
+            self.put(text.encode("ascii"))
             return False
         if issubclass(kind, dict):
             if len(stack) >= self.max_depth:
@@ -193,3 +196,9 @@ class _Writer:
         if len(text) + supplementary > self.max_string_units:
             raise _fail(OutputFailure.STRING_UNITS)
         return b'"' + body + b'"'
+
+
+def _readable_exponent(text: str) -> bool:
+    """Whether the exponent of a written number has at most 9 digits, as the reader requires."""
+    mark = max(text.find("E"), text.find("e"))
+    return mark < 0 or len(text) - mark - 2 <= 9

@@ -18,6 +18,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
 #include <string.h>
 
 /* Reason codes; the names are exported as PARSE_REASONS / OUTPUT_REASONS, in this order. */
@@ -44,6 +45,7 @@ static const char *const output_reason_names[O_COUNT] = {
 /* Exponents are limited to 9 significant digits, which keeps every number representable by
  * Decimal without consulting the context. */
 #define MAX_EXPONENT_DIGITS 9
+#define MAX_ADJUSTED_EXPONENT 999999999LL
 
 /* Configured once by mcpkit.json._codec (configure()). */
 static PyTypeObject *object_type;  /* JsonObject, a dict subclass */
@@ -300,9 +302,39 @@ put_utf8(unsigned char *o, Py_UCS4 cp)
     return o;
 }
 
+/* Member names repeat across objects and requests ("jsonrpc", "params", "name", ...).  Short
+ * plain ASCII names are shared through a small direct-mapped cache: a hit saves the
+ * allocation and the hashing of the str.  Bounded: KEY_CACHE_SIZE entries of at most
+ * KEY_CACHE_MAX_LEN characters. */
+#define KEY_CACHE_SIZE 512
+#define KEY_CACHE_MAX_LEN 32
+static PyObject *key_cache[KEY_CACHE_SIZE];
+
+static PyObject *
+cached_name(const unsigned char *s, Py_ssize_t n)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        h = (h ^ s[i]) * 16777619u;
+    }
+    PyObject **slot = &key_cache[(h ^ (uint32_t)n) % KEY_CACHE_SIZE];
+    PyObject *hit = *slot;
+    if (hit != NULL && PyUnicode_GET_LENGTH(hit) == n &&
+        memcmp(PyUnicode_DATA(hit), s, (size_t)n) == 0) {
+        return Py_NewRef(hit);
+    }
+    PyObject *name = ascii_str(s, n);
+    if (name == NULL || PyObject_Hash(name) == -1) {
+        Py_XDECREF(name);
+        return NULL;
+    }
+    Py_XSETREF(*slot, Py_NewRef(name));
+    return name;
+}
+
 /* r->p is at the opening quote.  Steps a-c of docs/json-codec.md §Decode 5. */
 static PyObject *
-read_string(Reader *r)
+read_string(Reader *r, int is_name)
 {
     const unsigned char *s = r->p + 1, *q = s, *end = r->end;
     Py_ssize_t n_cont = 0, n_lead4 = 0, n_simple = 0, n_u = 0;
@@ -373,6 +405,9 @@ scanned:;
     r->p = q + 1;
     if (n_simple == 0 && n_u == 0) {
         if (!nonascii) {
+            if (is_name && raw_len <= KEY_CACHE_MAX_LEN) {
+                return cached_name(s, raw_len);
+            }
             return ascii_str(s, raw_len);
         }
         if (!utf8_valid(s, raw_len)) {
@@ -458,20 +493,32 @@ read_number(Reader *r)
             p++;
         }
     }
-    Py_ssize_t n_digits = p - digits;
+    Py_ssize_t n_digits = p - digits, n_frac = 0, n_lead_zeros = *digits == '0' ? 1 : 0;
     if (p < end && *p == '.') {
         p++;
         if (p >= end || !is_digit(*p)) {
             return FAIL(r, P_SYNTAX);
         }
+        const unsigned char *fraction = p;
         while (p < end && is_digit(*p)) {
             p++;
         }
+        n_frac = p - fraction;
+        if (n_lead_zeros) {
+            const unsigned char *z = fraction;
+            while (z < p && *z == '0') {
+                z++;
+            }
+            n_lead_zeros += z - fraction;
+        }
         integral = 0;
     }
+    long long exponent = 0;
     if (p < end && (*p == 'e' || *p == 'E')) {
         p++;
+        int exp_negative = 0;
         if (p < end && (*p == '+' || *p == '-')) {
+            exp_negative = *p == '-';
             p++;
         }
         if (p >= end || !is_digit(*p)) {
@@ -487,9 +534,27 @@ read_number(Reader *r)
         if (p - significant > MAX_EXPONENT_DIGITS) {
             return FAIL(r, P_NUMBER);
         }
+        for (const unsigned char *d = significant; d < p; d++) {
+            exponent = exponent * 10 + (*d - '0');
+        }
+        if (exp_negative) {
+            exponent = -exponent;
+        }
         integral = 0;
     }
     r->p = p;
+    if (!integral) {
+        /* The exponent str(Decimal) would write (Decimal.adjusted()) must fit 9 digits too,
+         * so that every decoded number can be written and read again. */
+        Py_ssize_t n_significant = n_digits + n_frac - n_lead_zeros;
+        long long adjusted = exponent - n_frac + (n_significant > 0 ? n_significant - 1 : 0);
+        if (adjusted > MAX_ADJUSTED_EXPONENT || adjusted < -MAX_ADJUSTED_EXPONENT) {
+            return FAIL(r, P_NUMBER);
+        }
+    }
+    else if (negative && n_digits == 1 && *digits == '0') {
+        integral = 0; /* "-0" stays Decimal("-0"): an int would lose the sign */
+    }
     if (integral && n_digits <= 18) {
         long long v = 0;
         for (const unsigned char *d = digits; d < p; d++) {
@@ -613,7 +678,7 @@ read_object(Reader *r)
         if (r->p >= r->end || *r->p != '"') {
             goto syntax;
         }
-        PyObject *name = read_string(r);
+        PyObject *name = read_string(r, 1);
         if (name == NULL) {
             goto fail;
         }
@@ -690,7 +755,7 @@ read_value(Reader *r)
         return v;
     }
     case '"':
-        return read_string(r);
+        return read_string(r, 0);
     case 't':
         return match_literal(r, "true", 4) ? Py_NewRef(Py_True) : FAIL(r, P_SYNTAX);
     case 'f':
@@ -983,8 +1048,16 @@ write_number_text(Writer *w, PyObject *text)
         rc = -1;
     }
     else {
-        Py_ssize_t i = s[0] == '-' ? 1 : 0;
-        rc = (i < n && is_digit((unsigned char)s[i])) ? append(w, s, n) : WFAIL(w, O_NUMBER);
+        /* finite numbers start with a digit; the exponent must be readable (9 digits) */
+        Py_ssize_t i = s[0] == '-' ? 1 : 0, mark = n;
+        for (Py_ssize_t k = 0; k < n; k++) {
+            if (s[k] == 'E' || s[k] == 'e') {
+                mark = k;
+            }
+        }
+        int ok = i < n && is_digit((unsigned char)s[i]) &&
+                 (mark == n || n - mark - 2 <= MAX_EXPONENT_DIGITS);
+        rc = ok ? append(w, s, n) : WFAIL(w, O_NUMBER);
     }
     Py_DECREF(text);
     return rc;
@@ -1098,8 +1171,7 @@ write_value(Writer *w, PyObject *v)
         }
         return write_number_text(w, PyFloat_Type.tp_repr(v));
     }
-    int is_decimal = PyObject_TypeCheck(v, decimal_type);
-    if (is_decimal) {
+    if (PyObject_TypeCheck(v, decimal_type)) {
         return write_number_text(w, decimal_type->tp_str(v));
     }
     return WFAIL(w, O_TYPE);

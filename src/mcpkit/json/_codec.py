@@ -31,12 +31,14 @@ class Encoder(Protocol):
 def _py_decode(
     data: bytes | bytearray | memoryview, /, *, limits: Limits = DEFAULT_LIMITS
 ) -> JsonValue:
-    if len(data) > limits.max_request_bytes:
-        raise ParseError(ParseFailure.BODY_SIZE)
-    return _pyreader.decode(bytes(data), limits)
+    if not isinstance(limits, Limits):
+        raise TypeError("decode(): limits must be a mcpkit.Limits")
+    return _pyreader.decode(data, limits)
 
 
 def _py_encode(value: object, /, *, limits: Limits = DEFAULT_LIMITS) -> bytes:
+    if not isinstance(limits, Limits):
+        raise TypeError("encode(): limits must be a mcpkit.Limits")
     return _pywriter.encode(value, limits)
 
 

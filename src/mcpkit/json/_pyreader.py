@@ -79,12 +79,13 @@ _COMMA: Final = 0x2C  # ,
 _COLON: Final = 0x3A  # :
 
 
-def decode(data: bytes, limits: Limits) -> JsonValue:
+def decode(data: bytes | bytearray | memoryview, limits: Limits) -> JsonValue:
     """Decode one strict JSON document, or raise :class:`ParseError` with the first failure."""
+    size = data.nbytes if isinstance(data, memoryview) else len(data)
+    if size > limits.max_request_bytes:  # before any copy
+        raise ParseError(ParseFailure.BODY_SIZE)
     if type(data) is not bytes:
         data = bytes(data)
-    if len(data) > limits.max_request_bytes:
-        raise ParseError(ParseFailure.BODY_SIZE)
     if data.startswith(_BOM):
         raise ParseError(ParseFailure.BOM)
     return _Reader(data, limits).read()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import operator
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal
 from typing import Final, NoReturn, TypeAlias
 
@@ -81,7 +81,8 @@ class JsonObject(dict[str, "JsonValue"]):
     ) -> None:
         if len(self):
             _immutable()
-        _fill_object(self, members, 0)
+        pairs = members.items() if isinstance(members, Mapping) else members
+        dict.update(self, _convert_container(_Frame(pairs, True), 0))  # type: ignore[arg-type]
 
     __setitem__ = _immutable
     __delitem__ = _immutable
@@ -169,18 +170,22 @@ def from_python(value: object) -> JsonValue:
     return _convert(value, 0)
 
 
-def _convert(value: object, depth: int) -> JsonValue:
+class _Container:
+    """Marks a value that :func:`_leaf` cannot convert on its own."""
+
+
+_CONTAINER: Final = _Container()
+
+
+def _leaf(value: object) -> JsonValue | _Container:
+    """Convert a scalar (or pass through an already built container); else _CONTAINER."""
     if value is None or value is True or value is False:
         return value
     kind = type(value)
     if kind is str:
         return string(value)  # type: ignore[arg-type]
-    if kind is int:
+    if kind is int or kind is JsonObject or kind is JsonArray:
         return value  # type: ignore[return-value]
-    if kind is JsonObject or kind is JsonArray:
-        return value  # type: ignore[return-value]
-    if depth >= _MAX_CONVERT_DEPTH:
-        raise InvalidValueError("a JSON value nests too deeply")
     if isinstance(value, str):
         return string(value)
     if isinstance(value, int):
@@ -193,26 +198,85 @@ def _convert(value: object, depth: int) -> JsonValue:
         if not math.isfinite(value):
             raise InvalidValueError("a JSON number must be finite")
         return Decimal(repr(value))
-    if isinstance(value, Mapping):
-        obj = dict.__new__(JsonObject)
-        _fill_object(obj, value, depth + 1)
-        return obj
-    if isinstance(value, (list, tuple)):
-        return tuple.__new__(JsonArray, [_convert(item, depth + 1) for item in value])
+    if isinstance(value, (Mapping, list, tuple)):
+        return _CONTAINER
     raise InvalidValueError(f"a JSON value cannot be a {type(value).__name__}")
 
 
-def _fill_object(
-    obj: JsonObject, members: Mapping[str, object] | Iterable[tuple[str, object]], depth: int
-) -> None:
-    pairs = members.items() if isinstance(members, Mapping) else members
-    for name, member in pairs:
+class _Frame:
+    """One container being converted: its remaining source items and what is built so far."""
+
+    __slots__ = ("items", "name", "out")
+
+    def __init__(self, items: Iterable[object], is_object: bool) -> None:
+        self.items: Iterator[object] = iter(items)
+        self.out: JsonObject | list[JsonValue] = dict.__new__(JsonObject) if is_object else []
+        self.name = ""
+
+    def next_child(self) -> object:
+        """The next source value to convert; raises StopIteration when there is none."""
+        item = next(self.items)
+        if not isinstance(self.out, JsonObject):
+            return item
+        name: object
+        member: object
+        name, member = item  # type: ignore[misc]
         if not isinstance(name, str):
             raise InvalidValueError("a JSON member name must be a str")
         key = string(name)
-        if dict.__contains__(obj, key):
+        if key in dict.keys(self.out):
             raise InvalidValueError("a JSON object cannot repeat a member name")
-        dict.__setitem__(obj, key, _convert(member, depth + 1))
+        self.name = key
+        return member
+
+    def add(self, value: JsonValue) -> None:
+        if isinstance(self.out, list):
+            self.out.append(value)
+        else:
+            dict.__setitem__(self.out, self.name, value)
+
+    def finish(self) -> JsonValue:
+        if isinstance(self.out, list):
+            return tuple.__new__(JsonArray, self.out)
+        return self.out
+
+
+def _frame(value: object) -> _Frame:
+    if isinstance(value, Mapping):
+        return _Frame(value.items(), True)
+    return _Frame(value, False)  # type: ignore[arg-type]
+
+
+def _convert(value: object, depth: int) -> JsonValue:
+    """Convert ``value``, inside ``depth`` open containers."""
+    leaf = _leaf(value)
+    if not isinstance(leaf, _Container):
+        return leaf
+    return _convert_container(_frame(value), depth)
+
+
+def _convert_container(root: _Frame, depth: int) -> JsonValue:
+    """Convert without recursion, so deep or cyclic input meets the depth ceiling rather than
+    the interpreter's recursion limit."""
+    frames = [root]
+    while True:
+        frame = frames[-1]
+        try:
+            child = frame.next_child()
+        except StopIteration:
+            frames.pop()
+            done = frame.finish()
+            if not frames:
+                return done
+            frames[-1].add(done)
+            continue
+        leaf = _leaf(child)
+        if not isinstance(leaf, _Container):
+            frame.add(leaf)
+        elif depth + len(frames) >= _MAX_CONVERT_DEPTH:
+            raise InvalidValueError("a JSON value nests too deeply")
+        else:
+            frames.append(_frame(child))
 
 
 def _is_number(value: object) -> bool:

@@ -410,10 +410,13 @@ scanned:;
             }
             return ascii_str(s, raw_len);
         }
-        if (!utf8_valid(s, raw_len)) {
+        /* CPython's strict decoder refuses exactly what utf8_valid refuses */
+        PyObject *text = PyUnicode_DecodeUTF8((const char *)s, raw_len, "strict");
+        if (text == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+            PyErr_Clear();
             return FAIL(r, P_UTF8);
         }
-        return PyUnicode_DecodeUTF8((const char *)s, raw_len, "strict");
+        return text;
     }
     if (nonascii && !utf8_valid(s, raw_len)) {
         return FAIL(r, P_UTF8);

@@ -26,6 +26,12 @@ WIRE_TABLE: dict[type[ProtocolError], tuple[int, int, str, type[MCPKitError]]] =
     errors.InvalidRequest: (-32600, 400, "Invalid Request", ProtocolError),
     errors.MethodNotFound: (-32601, 404, "Method not found", ProtocolError),
     errors.InvalidParams: (-32602, 400, "Invalid params", ProtocolError),
+    errors.ArgumentsInvalid: (
+        -32602,
+        200,
+        "Arguments do not match the tool's inputSchema.",
+        errors.InvalidParams,
+    ),
     errors.InternalError: (-32603, 500, "Internal error", ProtocolError),
     errors.OutputError: (-32603, 200, "Internal error", InternalError),
     errors.ResourceNotFound: (-32002, 200, "Resource not found", ProtocolError),

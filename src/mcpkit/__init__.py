@@ -6,6 +6,7 @@ their full name, for example ``import mcpkit.json``.
 """
 
 from mcpkit._version import __version__ as __version__
+from mcpkit.errors import ArgumentsInvalid as ArgumentsInvalid
 from mcpkit.errors import ConfigurationError as ConfigurationError
 from mcpkit.errors import HeaderMismatch as HeaderMismatch
 from mcpkit.errors import InternalError as InternalError
@@ -22,12 +23,14 @@ from mcpkit.errors import ParseFailure as ParseFailure
 from mcpkit.errors import ProtocolError as ProtocolError
 from mcpkit.errors import RateLimited as RateLimited
 from mcpkit.errors import ResourceNotFound as ResourceNotFound
+from mcpkit.errors import SchemaError as SchemaError
 from mcpkit.errors import UnsupportedProtocolVersion as UnsupportedProtocolVersion
 from mcpkit.limits import DEFAULT_LIMITS as DEFAULT_LIMITS
 from mcpkit.limits import Limits as Limits
 
 __all__ = (
     "DEFAULT_LIMITS",
+    "ArgumentsInvalid",
     "ConfigurationError",
     "HeaderMismatch",
     "InternalError",
@@ -45,6 +48,7 @@ __all__ = (
     "ProtocolError",
     "RateLimited",
     "ResourceNotFound",
+    "SchemaError",
     "UnsupportedProtocolVersion",
     "__version__",
 )

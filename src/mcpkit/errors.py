@@ -14,6 +14,7 @@ Tree::
     │   ├── InvalidRequest            -32600  400  not a JSON-RPC request object
     │   ├── MethodNotFound            -32601  404
     │   ├── InvalidParams             -32602  400
+    │   │   └── ArgumentsInvalid      -32602  200  tool arguments failed the input schema or binding
     │   ├── InternalError             -32603  500
     │   │   └── OutputError           -32603  200  what the application returned cannot be written
     │   ├── ResourceNotFound          -32002  200  (2025 revisions; 2026 maps not-found to -32602)
@@ -22,6 +23,7 @@ Tree::
     │   ├── UnsupportedProtocolVersion -32022 400
     │   └── RateLimited               -31999  429
     ├── ConfigurationError            invalid construction (limits, endpoints, schemas); detailed
+    │   └── SchemaError               an authored schema or a Python type is outside Profile 1
     └── InvalidValueError             a value factory refused its input (e.g. an unpaired surrogate)
 
 The HTTP status on a class is its default; where the seeds give a failure a different status in
@@ -35,6 +37,7 @@ import enum
 from typing import ClassVar
 
 __all__ = [
+    "ArgumentsInvalid",
     "ConfigurationError",
     "HeaderMismatch",
     "InternalError",
@@ -51,6 +54,7 @@ __all__ = [
     "ProtocolError",
     "RateLimited",
     "ResourceNotFound",
+    "SchemaError",
     "UnsupportedProtocolVersion",
 ]
 
@@ -97,6 +101,8 @@ class OutputFailure(enum.Enum):
     NUMBER = "number"
     TYPE = "type"
     MEMBER_NAME = "member_name"
+    SCHEMA = "schema"
+    """The value does not satisfy the derived output schema, or its budget ran out."""
 
 
 class ParseError(ProtocolError):
@@ -127,6 +133,18 @@ class InvalidParams(ProtocolError):
     jsonrpc_code = -32602
     http_status = 400
     message = "Invalid params"
+
+
+class ArgumentsInvalid(InvalidParams):
+    """Tool arguments failed the input schema, its evaluation budget, or typed binding.
+
+    One fixed outcome for all three (seed 000, "Input validation failures"): a completed
+    ``isError`` tool result with this text on 2025-11-25 and 2026-07-28, JSON-RPC -32602 on
+    2025-06-18.  The protocol layer's error mapping chooses; the handler is never invoked.
+    """
+
+    http_status = 200
+    message = "Arguments do not match the tool's inputSchema."
 
 
 class InternalError(ProtocolError):
@@ -180,6 +198,14 @@ class ConfigurationError(MCPKitError, ValueError):
 
     ``str(error)`` carries detail for the developer; if one ever escapes at run time it is
     written as the fixed internal error, never with that detail.
+    """
+
+
+class SchemaError(ConfigurationError):
+    """An authored schema, or a Python type to derive one from, is outside Tool Schema Profile 1.
+
+    Raised at registration; the message is for the developer and names the keyword, the JSON
+    Pointer of the schema location, or the Python type.
     """
 
 

@@ -1,0 +1,297 @@
+"""Evaluate an instance against a compiled Profile 1 schema, with an operation budget.
+
+JSON Schema 2020-12 semantics for the Profile 1 keywords (docs/schema.md).  Two properties
+matter as much as the answer:
+
+- **Bounded work** (JL-07, P1-14): every schema node applied to a value, every keyword check,
+  every ``$ref`` followed, every node compared by ``enum``/``const`` and every object member
+  visited charges one operation; past the budget the outcome is ``BUDGET_EXHAUSTED``, which
+  callers treat exactly like ``INVALID``.
+- **No Python recursion**: a schema node with subschemas is evaluated by a generator that
+  yields ``(node, value)`` requests to one driver loop, which keeps the generators on an
+  explicit stack.  Deep values and long reference chains therefore meet the budget, never the
+  interpreter's recursion limit.  Nodes without subschemas (most property schemas) are checked
+  inline, without a generator.
+
+Diagnostics (P1-15): the driver keeps one path stack per call, and only when asked for the
+error path; failures inside ``anyOf`` branches and ``if`` conditions are expected and do not
+record a path.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+from collections.abc import Generator
+from decimal import Decimal
+from types import TracebackType
+from typing import Final
+
+from mcpkit.schema._nodes import ABSENT, Node, scalar_key
+
+__all__ = ["EvaluationGate", "Outcome", "evaluate"]
+
+
+class Outcome(enum.Enum):
+    """The result of one evaluation; not a public error API (P1-16)."""
+
+    VALID = "valid"
+    INVALID = "invalid"
+    BUDGET_EXHAUSTED = "budget_exhausted"
+
+
+class _Exhausted(Exception):
+    """Raised inside the driver when the budget runs out."""
+
+
+Request = tuple[Node, object, "str | int | None"]
+Frame = Generator[Request, bool, bool]
+
+
+class _Run:
+    """State of one evaluation call: the budget, and the diagnostic path if wanted."""
+
+    __slots__ = ("budget", "error_path", "path", "quiet")
+
+    def __init__(self, budget: int, diagnostics: bool) -> None:
+        self.budget = budget
+        self.path: list[str | int] | None = [] if diagnostics else None
+        self.quiet = 0  # > 0 inside anyOf branches and if conditions
+        self.error_path: tuple[str | int, ...] | None = None
+
+    def charge(self, operations: int) -> None:
+        self.budget -= operations
+        if self.budget < 0:
+            raise _Exhausted
+
+    def fail(self) -> bool:
+        if self.path is not None and self.quiet == 0 and self.error_path is None:
+            self.error_path = tuple(self.path)
+        return False
+
+
+def evaluate(
+    root: Node, instance: object, max_operations: int, diagnostics: bool = False
+) -> tuple[Outcome, tuple[str | int, ...] | None]:
+    """Evaluate ``instance``; return the outcome and, with ``diagnostics``, the error path."""
+    run = _Run(max_operations, diagnostics)
+    try:
+        valid = _drive(root, instance, run)
+    except _Exhausted:
+        return Outcome.BUDGET_EXHAUSTED, None
+    return (Outcome.VALID if valid else Outcome.INVALID), run.error_path
+
+
+def _drive(root: Node, instance: object, run: _Run) -> bool:
+    if root.simple:
+        return _check(root, instance, run)
+    path = run.path
+    stack: list[Frame] = [_apply(root, instance, run)]
+    segments = [False]  # whether each frame added a segment to the diagnostic path
+    result: bool | None = None  # None: the top frame has not started yet
+    while True:
+        try:
+            request = stack[-1].send(result) if result is not None else next(stack[-1])
+        except StopIteration as stop:
+            stack.pop()
+            if segments.pop() and path is not None:
+                path.pop()
+            result = bool(stop.value)
+            if not stack:
+                return result
+            continue
+        node, value, segment = request
+        record = path is not None and segment is not None
+        if record:
+            path.append(segment)  # type: ignore[union-attr, arg-type]
+        if node.simple:
+            result = _check(node, value, run)
+            if record:
+                path.pop()  # type: ignore[union-attr]
+            continue
+        segments.append(record)
+        stack.append(_apply(node, value, run))
+        result = None
+
+
+def _apply(node: Node, value: object, run: _Run) -> Frame:
+    """Evaluate a node that has subschemas; yields requests for them."""
+    if not _check(node, value, run):
+        return False
+    if isinstance(value, dict) and (node.properties or node.additional is not None):
+        properties, additional = node.properties, node.additional
+        for name, member in value.items():
+            run.charge(1)
+            sub = properties.get(name, additional)
+            if sub is not None and not (yield (sub, member, name)):
+                return False
+    elif isinstance(value, list | tuple) and node.items is not None:
+        items = node.items
+        for index, item in enumerate(value):
+            run.charge(1)
+            if not (yield (items, item, index)):
+                return False
+    if node.ref is not None:
+        run.charge(1)
+        if not (yield (node.ref, value, None)):
+            return False
+    for sub in node.all_of:
+        if not (yield (sub, value, None)):
+            return False
+    if node.any_of:
+        run.quiet += 1
+        matched = False
+        for sub in node.any_of:
+            if (yield (sub, value, None)):
+                matched = True
+                break
+        run.quiet -= 1
+        if not matched:
+            return run.fail()
+    if node.if_ is not None:
+        run.quiet += 1
+        condition = yield (node.if_, value, None)
+        run.quiet -= 1
+        branch = node.then if condition else node.else_
+        if branch is not None and not (yield (branch, value, None)):
+            return False
+    return True
+
+
+_NUMBER_TYPES: Final = (int, Decimal, float)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, _NUMBER_TYPES) and not isinstance(value, bool)
+
+
+def _is_integral(value: object) -> bool:
+    """2020-12 "integer": any number with a zero fractional part (``1.0``, ``1E+2``)."""
+    if isinstance(value, int):
+        return True
+    if isinstance(value, float):
+        return value.is_integer()
+    if not isinstance(value, Decimal):
+        return False
+    _sign, digits, exponent = value.as_tuple()
+    if not isinstance(exponent, int):
+        return False
+    if exponent >= 0:
+        return True
+    return not any(digits[exponent:])  # the fractional digits are all zero
+
+
+def _has_type(value: object, name: str) -> bool:
+    if name == "string":
+        return isinstance(value, str)
+    if name == "object":
+        return isinstance(value, dict)
+    if name == "array":
+        return isinstance(value, list | tuple)
+    if name == "boolean":
+        return value is True or value is False
+    if name == "null":
+        return value is None
+    if name == "number":
+        return _is_number(value)
+    return _is_number(value) and _is_integral(value)  # "integer"
+
+
+def _check(node: Node, value: object, run: _Run) -> bool:
+    """The keywords of one node that need no subschema: type, enum, const, bounds, required."""
+    run.charge(1)
+    if node.always is not None:
+        return node.always or run.fail()
+    if node.types is not None:
+        run.charge(1)
+        if not any(_has_type(value, name) for name in node.types):
+            return run.fail()
+    if node.const is not ABSENT and not _equal(node.const, value, run):
+        return run.fail()
+    if node.enum_keys is not None:
+        run.charge(1)
+        if scalar_key(value) not in node.enum_keys:
+            return run.fail()
+    elif node.enum is not None:
+        for option in node.enum:
+            if _equal(option, value, run):
+                break
+        else:
+            return run.fail()
+    if (node.minimum is not None or node.maximum is not None) and _is_number(value):
+        run.charge(1)
+        number = Decimal(repr(value)) if isinstance(value, float) else value
+        if node.minimum is not None and number < node.minimum:  # type: ignore[operator]
+            return run.fail()
+        if node.maximum is not None and number > node.maximum:  # type: ignore[operator]
+            return run.fail()
+    if node.required and isinstance(value, dict):
+        run.charge(len(node.required))
+        for name in node.required:
+            if name not in value:
+                return run.fail()
+    return True
+
+
+def _equal(a: object, b: object, run: _Run) -> bool:
+    """JSON equality, charging one operation per node pair and per member looked up."""
+    pending: list[tuple[object, object]] = [(a, b)]
+    while pending:
+        x, y = pending.pop()
+        run.charge(1)
+        if isinstance(x, bool) or isinstance(y, bool) or x is None or y is None:
+            if x is not y:
+                return False
+        elif isinstance(x, str) or isinstance(y, str):
+            if not (isinstance(x, str) and isinstance(y, str) and x == y):
+                return False
+        elif _is_number(x) or _is_number(y):
+            if not (_is_number(x) and _is_number(y)):
+                return False
+            if _as_exact(x) != _as_exact(y):
+                return False
+        elif isinstance(x, dict):
+            if not isinstance(y, dict) or len(x) != len(y):
+                return False
+            run.charge(len(x))
+            for name, member in x.items():
+                if name not in y:
+                    return False
+                pending.append((member, y[name]))
+        elif isinstance(x, list | tuple):
+            if not isinstance(y, list | tuple) or len(x) != len(y):
+                return False
+            pending.extend(zip(x, y, strict=True))
+        else:
+            return False
+    return True
+
+
+def _as_exact(number: object) -> object:
+    return Decimal(repr(number)) if isinstance(number, float) else number
+
+
+class EvaluationGate:
+    """Bounds schema evaluations running at once, server-wide (JL-08).
+
+    Evaluations are short and bounded by their budget, so a caller waits for a slot rather
+    than failing: a full gate slows requests down, it never turns valid input into an error.
+    """
+
+    __slots__ = ("_slots", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._slots = threading.BoundedSemaphore(limit)
+
+    def __enter__(self) -> EvaluationGate:
+        self._slots.acquire()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self._slots.release()

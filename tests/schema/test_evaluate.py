@@ -65,6 +65,9 @@ def test_type_lists_accept_any_listed_type() -> None:
         ({"const": None}, [b"null"], [b"0", b"false", b"{}"]),
         ({"const": {"k": [True, None]}}, [b'{"k":[true,null]}'], [b'{"k":[1,null]}']),
         ({"const": []}, [b"[]"], [b"{}", b"[[]]"]),
+        ({"const": {"a": 1}}, [b'{"a":1}'], [b'{"b":1}', b"[1]", b"1"]),
+        ({"const": [1]}, [b"[1]"], [b'{"0":1}', b"[1,1]"]),
+        ({"const": "a"}, [b'"a"', b'"\\u0061"'], [b'"b"', b"1", b"null"]),
     ],
 )
 def test_enum_and_const_use_json_equality(

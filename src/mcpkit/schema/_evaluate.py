@@ -158,7 +158,7 @@ def _apply(node: Node, value: object, run: _Run) -> Frame:
     return True
 
 
-_NUMBER_TYPES: Final = (int, Decimal, float)
+_NUMBER_TYPES: Final = (int, Decimal)
 
 
 def _is_number(value: object) -> bool:
@@ -167,18 +167,11 @@ def _is_number(value: object) -> bool:
 
 def _is_integral(value: object) -> bool:
     """2020-12 "integer": any number with a zero fractional part (``1.0``, ``1E+2``)."""
-    if isinstance(value, int):
-        return True
-    if isinstance(value, float):
-        return value.is_integer()
     if not isinstance(value, Decimal):
-        return False
+        return True  # an int (callers checked it is a number)
     _sign, digits, exponent = value.as_tuple()
-    if not isinstance(exponent, int):
-        return False
-    if exponent >= 0:
-        return True
-    return not any(digits[exponent:])  # the fractional digits are all zero
+    places = int(exponent)  # JSON numbers are finite, so the exponent is an int
+    return places >= 0 or not any(digits[places:])
 
 
 def _has_type(value: object, name: str) -> bool:
@@ -220,10 +213,9 @@ def _check(node: Node, value: object, run: _Run) -> bool:
             return run.fail()
     if (node.minimum is not None or node.maximum is not None) and _is_number(value):
         run.charge(1)
-        number = Decimal(repr(value)) if isinstance(value, float) else value
-        if node.minimum is not None and number < node.minimum:  # type: ignore[operator]
+        if node.minimum is not None and value < node.minimum:  # type: ignore[operator]
             return run.fail()
-        if node.maximum is not None and number > node.maximum:  # type: ignore[operator]
+        if node.maximum is not None and value > node.maximum:  # type: ignore[operator]
             return run.fail()
     if node.required and isinstance(value, dict):
         run.charge(len(node.required))
@@ -234,8 +226,9 @@ def _check(node: Node, value: object, run: _Run) -> bool:
 
 
 def _equal(a: object, b: object, run: _Run) -> bool:
-    """JSON equality, charging one operation per node pair and per member looked up."""
-    pending: list[tuple[object, object]] = [(a, b)]
+    """JSON equality of a schema value ``a`` and an instance ``b``, charging one operation per
+    node pair and per member looked up."""
+    pending: list[tuple[object, object]] = [(a, b)]  # the left side is always a JSON value
     while pending:
         x, y = pending.pop()
         run.charge(1)
@@ -248,7 +241,7 @@ def _equal(a: object, b: object, run: _Run) -> bool:
         elif _is_number(x) or _is_number(y):
             if not (_is_number(x) and _is_number(y)):
                 return False
-            if _as_exact(x) != _as_exact(y):
+            if x != y:
                 return False
         elif isinstance(x, dict):
             if not isinstance(y, dict) or len(x) != len(y):
@@ -258,17 +251,11 @@ def _equal(a: object, b: object, run: _Run) -> bool:
                 if name not in y:
                     return False
                 pending.append((member, y[name]))
-        elif isinstance(x, list | tuple):
-            if not isinstance(y, list | tuple) or len(x) != len(y):
+        else:  # an array: the schema side (x) is always a JSON value
+            if not isinstance(y, list | tuple) or len(x) != len(y):  # type: ignore[arg-type]
                 return False
-            pending.extend(zip(x, y, strict=True))
-        else:
-            return False
+            pending.extend(zip(x, y, strict=True))  # type: ignore[call-overload]
     return True
-
-
-def _as_exact(number: object) -> object:
-    return Decimal(repr(number)) if isinstance(number, float) else number
 
 
 class EvaluationGate:

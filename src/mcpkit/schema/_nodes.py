@@ -29,8 +29,6 @@ def scalar_key(value: object) -> tuple[str, object] | None:
         return ("s", value)
     if isinstance(value, int | Decimal):
         return ("#", value)
-    if isinstance(value, float):
-        return ("#", Decimal(repr(value)))
     return None
 
 

@@ -43,6 +43,12 @@ def test_type_keyword_with_2020_12_integer_semantics(
         assert not check({"type": name}, instance), instance
 
 
+def test_values_outside_the_json_model_match_no_type() -> None:
+    schema = compile_schema({"type": ["number", "string", "object", "array"]}, object_root=False)
+    for value in (1.5, b"x", {1, 2}, object()):
+        assert schema.evaluate(value) is Outcome.INVALID  # type: ignore[arg-type]
+
+
 def test_type_lists_accept_any_listed_type() -> None:
     assert check({"type": ["string", "null"]}, b"null")
     assert check({"type": ["string", "null"]}, b'"x"')

@@ -195,6 +195,7 @@ class _Compiler:
                     stack.append((sub, sub_pointer, depth + 1, node, sub_keyword, sub_key))
             else:
                 raise self.fail(pointer, "a schema must be an object or a boolean")
+            node.finish()
             self.nodes[pointer] = node
             if parent is not None:
                 _link(parent, keyword, key, node)

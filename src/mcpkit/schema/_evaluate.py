@@ -27,6 +27,7 @@ from decimal import Decimal
 from types import TracebackType
 from typing import Final
 
+from mcpkit.json import JsonArray, JsonObject
 from mcpkit.schema._nodes import ABSENT, Node, scalar_key
 
 __all__ = ["EvaluationGate", "Outcome", "evaluate"]
@@ -159,50 +160,57 @@ def _apply(node: Node, value: object, run: _Run) -> Frame:
 
 
 _NUMBER_TYPES: Final = (int, Decimal)
+# The JSON kind of a value by its exact type; a Decimal is "integer" or "number" by value, and a
+# schema's "number" accepts both (Node.kinds holds the expanded set).
+_KINDS: Final[dict[type, str]] = {
+    str: "string",
+    bool: "boolean",
+    int: "integer",
+    type(None): "null",
+    JsonObject: "object",
+    JsonArray: "array",
+    dict: "object",
+    list: "array",
+    tuple: "array",
+}
+
+
+def _kind(value: object) -> str | None:
+    kind = _KINDS.get(type(value))
+    if kind is not None:
+        return kind
+    if isinstance(value, Decimal):
+        return "integer" if _is_integral(value) else "number"
+    return None  # not a JSON value: no type accepts it
 
 
 def _is_number(value: object) -> bool:
     return isinstance(value, _NUMBER_TYPES) and not isinstance(value, bool)
 
 
-def _is_integral(value: object) -> bool:
+def _is_integral(value: Decimal) -> bool:
     """2020-12 "integer": any number with a zero fractional part (``1.0``, ``1E+2``)."""
-    if not isinstance(value, Decimal):
-        return True  # an int (callers checked it is a number)
     _sign, digits, exponent = value.as_tuple()
     places = int(exponent)  # JSON numbers are finite, so the exponent is an int
     return places >= 0 or not any(digits[places:])
 
 
-def _has_type(value: object, name: str) -> bool:
-    if name == "string":
-        return isinstance(value, str)
-    if name == "object":
-        return isinstance(value, dict)
-    if name == "array":
-        return isinstance(value, list | tuple)
-    if name == "boolean":
-        return value is True or value is False
-    if name == "null":
-        return value is None
-    if name == "number":
-        return _is_number(value)
-    return _is_number(value) and _is_integral(value)  # "integer"
-
-
 def _check(node: Node, value: object, run: _Run) -> bool:
-    """The keywords of one node that need no subschema: type, enum, const, bounds, required."""
-    run.charge(1)
+    """The keywords of one node that need no subschema: type, enum, const, bounds, required.
+
+    Charges one operation for the node and one per keyword it checks (``node.cost``), plus
+    what equality and ``required`` lookups cost.
+    """
+    run.budget -= node.cost
+    if run.budget < 0:
+        raise _Exhausted
     if node.always is not None:
         return node.always or run.fail()
-    if node.types is not None:
-        run.charge(1)
-        if not any(_has_type(value, name) for name in node.types):
-            return run.fail()
+    if node.kinds is not None and _kind(value) not in node.kinds:
+        return run.fail()
     if node.const is not ABSENT and not _equal(node.const, value, run):
         return run.fail()
     if node.enum_keys is not None:
-        run.charge(1)
         if scalar_key(value) not in node.enum_keys:
             return run.fail()
     elif node.enum is not None:
@@ -211,8 +219,7 @@ def _check(node: Node, value: object, run: _Run) -> bool:
                 break
         else:
             return run.fail()
-    if (node.minimum is not None or node.maximum is not None) and _is_number(value):
-        run.charge(1)
+    if node.bounded and _is_number(value):
         if node.minimum is not None and value < node.minimum:  # type: ignore[operator]
             return run.fail()
         if node.maximum is not None and value > node.maximum:  # type: ignore[operator]

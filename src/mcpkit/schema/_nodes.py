@@ -40,12 +40,15 @@ class Node:
         "all_of",
         "always",
         "any_of",
+        "bounded",
         "const",
+        "cost",
         "else_",
         "enum",
         "enum_keys",
         "if_",
         "items",
+        "kinds",
         "maximum",
         "minimum",
         "pointer",
@@ -62,6 +65,11 @@ class Node:
         self.pointer = pointer
         self.always = always  # a boolean schema, or None for an object schema
         self.types: frozenset[str] | None = None
+        # Filled by finish(): the JSON kinds "type" accepts, whether minimum/maximum apply,
+        # and the operations one application of the node's own checks costs.
+        self.kinds: frozenset[str] | None = None
+        self.bounded = False
+        self.cost = 1
         self.enum: tuple[JsonValue, ...] | None = None
         # all-scalar enums are checked by one set lookup instead of one comparison per option
         self.enum_keys: frozenset[tuple[str, object]] | None = None
@@ -90,3 +98,16 @@ class Node:
         for node in (self.if_, self.then, self.else_):
             if node is not None:
                 yield node
+
+    def finish(self) -> None:
+        """Precompute what evaluation needs once the node's keywords are all known."""
+        if self.types is not None:
+            self.kinds = self.types | ({"integer"} if "number" in self.types else set())
+        self.bounded = self.minimum is not None or self.maximum is not None
+        self.cost = 1 + sum(
+            (
+                self.types is not None,
+                self.enum_keys is not None,
+                self.bounded,
+            )
+        )

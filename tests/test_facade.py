@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.resources
 import json
+import re
 import subprocess
 import sys
 import types
@@ -19,13 +20,17 @@ FORBIDDEN_IN_CORE = ("asyncio", "anyio", "socket", "uvicorn", "starlette")
 CORE_PACKAGES = ("errors", "limits", "json", "schema", "model", "protocol")
 
 
-def _isort_key(name: str) -> tuple[int, str]:
-    """The order ruff's RUF022 keeps: CONSTANTS, then CamelCase, then everything else."""
+def _isort_key(name: str) -> tuple[int, list[tuple[int, str]]]:
+    """The order ruff's RUF022 keeps: CONSTANTS, then CamelCase, then everything else, with
+    digit runs compared as numbers (``Int8`` before ``Int16``)."""
+    natural = [
+        (int(part), "") if part.isdigit() else (0, part) for part in re.split(r"(\d+)", name)
+    ]
     if name.isupper() and len(name) > 1:
-        return (0, name)
+        return (0, natural)
     if name[:1].isupper():
-        return (1, name)
-    return (2, name)
+        return (1, natural)
+    return (2, natural)
 
 
 def test_all_is_a_sorted_tuple_without_duplicates() -> None:

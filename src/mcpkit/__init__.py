@@ -27,12 +27,23 @@ from mcpkit.errors import SchemaError as SchemaError
 from mcpkit.errors import UnsupportedProtocolVersion as UnsupportedProtocolVersion
 from mcpkit.limits import DEFAULT_LIMITS as DEFAULT_LIMITS
 from mcpkit.limits import Limits as Limits
+from mcpkit.schema import Arg as Arg
+from mcpkit.schema import Int8 as Int8
+from mcpkit.schema import Int16 as Int16
+from mcpkit.schema import Int32 as Int32
+from mcpkit.schema import Int64 as Int64
+from mcpkit.schema import Width as Width
 
 __all__ = (
     "DEFAULT_LIMITS",
+    "Arg",
     "ArgumentsInvalid",
     "ConfigurationError",
     "HeaderMismatch",
+    "Int8",
+    "Int16",
+    "Int32",
+    "Int64",
     "InternalError",
     "InvalidParams",
     "InvalidRequest",
@@ -50,5 +61,6 @@ __all__ = (
     "ResourceNotFound",
     "SchemaError",
     "UnsupportedProtocolVersion",
+    "Width",
     "__version__",
 )

@@ -1,0 +1,216 @@
+"""A typed return value to JSON, validated against the derived output schema (TD-11, JL-21).
+
+Conversion is strict: each value must already be what its declared type says (a dataclass
+instance of the declared class, an enum member, a finite float, ...); nothing is coerced from
+an unrelated type.  Dataclasses are written field by field, enums by value, ``Decimal`` as is
+and ``float`` as ``Decimal(repr(f))``; a ``T | None`` property holding ``None`` is left out.
+The JSON value is then evaluated against the compiled output schema, so what reaches the
+client always satisfies the schema it was promised.  Any failure raises
+:class:`~mcpkit.errors.OutputError` and nothing partial is returned.
+
+Conversion uses an explicit stack bounded by ``max_json_depth`` (which also stops reference
+cycles), and stops after ``max_response_bytes`` values: every value writes at least one byte,
+so a longer result could never be written anyway.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Final, NoReturn
+
+from mcpkit.errors import InvalidValueError, OutputError, OutputFailure
+from mcpkit.json import JsonArray, JsonObject, JsonValue, string
+from mcpkit.limits import Limits
+from mcpkit.schema._compile import ToolSchema
+from mcpkit.schema._evaluate import Outcome
+from mcpkit.schema._typeinfo import (
+    ArrayInfo,
+    EnumInfo,
+    FieldInfo,
+    LiteralInfo,
+    MapInfo,
+    NullableInfo,
+    ObjectInfo,
+    RefInfo,
+    ScalarInfo,
+    TypeInfo,
+    TypeModel,
+)
+
+__all__ = ["convert", "to_json"]
+
+_END: Final = object()
+
+
+def _fail(reason: OutputFailure = OutputFailure.SCHEMA) -> NoReturn:
+    raise OutputError(reason)
+
+
+def to_json(model: TypeModel, schema: ToolSchema, value: object, limits: Limits) -> JsonValue:
+    """Convert ``value`` and validate it against ``schema``, or raise :class:`OutputError`."""
+    result = convert(model, value, limits)
+    if schema.evaluate(result) is not Outcome.VALID:
+        _fail()
+    return result
+
+
+def convert(model: TypeModel, value: object, limits: Limits) -> JsonValue:
+    """Convert ``value`` per ``model`` (without schema validation)."""
+    return _Conversion(model, limits).run(value)
+
+
+class _Frame:
+    """A container being written: its remaining (type, value) children and the output."""
+
+    __slots__ = ("children", "key", "out")
+
+    def __init__(self, children: Iterator[tuple[str, TypeInfo, object]], is_object: bool) -> None:
+        self.children = children
+        self.out: dict[str, JsonValue] | list[JsonValue] = {} if is_object else []
+        self.key = ""
+
+    def add(self, value: JsonValue) -> None:
+        if isinstance(self.out, list):
+            self.out.append(value)
+        else:
+            self.out[self.key] = value
+
+    def finish(self) -> JsonValue:
+        if isinstance(self.out, list):
+            return JsonArray(self.out)
+        return JsonObject(self.out)
+
+
+def _items(info: TypeInfo, values: Iterator[object]) -> Iterator[tuple[str, TypeInfo, object]]:
+    for value in values:
+        yield "", info, value
+
+
+def _members(info: TypeInfo, value: dict[object, object]) -> Iterator[tuple[str, TypeInfo, object]]:
+    for key, member in value.items():
+        if not isinstance(key, str):
+            _fail(OutputFailure.MEMBER_NAME)
+        yield key, info, member
+
+
+def _dataclass(
+    fields: tuple[FieldInfo, ...], value: object
+) -> Iterator[tuple[str, TypeInfo, object]]:
+    for field in fields:
+        member = getattr(value, field.attr)
+        if member is None and field.none_is_absent:
+            continue
+        yield field.name, field.type, member
+
+
+def _typeddict(
+    fields: tuple[FieldInfo, ...], value: dict[object, object]
+) -> Iterator[tuple[str, TypeInfo, object]]:
+    seen = 0
+    for field in fields:
+        member = value.get(field.attr, _END)
+        if member is _END:
+            if field.required:
+                _fail()
+            continue
+        seen += 1
+        if member is None and field.none_is_absent:
+            continue
+        yield field.name, field.type, member
+    if seen != len(value):
+        _fail()  # keys the TypedDict does not declare
+
+
+class _Conversion:
+    __slots__ = ("max_depth", "model", "nodes")
+
+    def __init__(self, model: TypeModel, limits: Limits) -> None:
+        self.model = model
+        self.max_depth = limits.max_json_depth
+        self.nodes = limits.max_response_bytes
+
+    def run(self, value: object) -> JsonValue:
+        result = self.start(self.model.root, value)
+        if not isinstance(result, _Frame):
+            return result
+        stack = [result]
+        while True:
+            frame = stack[-1]
+            child = next(frame.children, None)
+            if child is None:
+                stack.pop()
+                done = frame.finish()
+                if not stack:
+                    return done
+                stack[-1].add(done)
+                continue
+            frame.key = child[0]
+            result = self.start(child[1], child[2])
+            if isinstance(result, _Frame):
+                if len(stack) >= self.max_depth:
+                    _fail(OutputFailure.DEPTH)
+                stack.append(result)
+            else:
+                frame.add(result)
+
+    def start(self, info: TypeInfo, value: object) -> JsonValue | _Frame:
+        self.nodes -= 1
+        if self.nodes < 0:
+            _fail(OutputFailure.SIZE)
+        while isinstance(info, NullableInfo):
+            if value is None:
+                return None
+            info = info.inner
+        if isinstance(info, ScalarInfo):
+            return _scalar(info.kind, value)
+        if isinstance(info, LiteralInfo):
+            for member in info.values:
+                if type(member) is type(value) and member == value:
+                    return member
+        elif isinstance(info, ArrayInfo):
+            if isinstance(value, list | tuple):
+                return _Frame(_items(info.item, iter(value)), False)
+        elif isinstance(info, MapInfo):
+            if isinstance(value, dict):
+                return _Frame(_members(info.value, value), True)
+        else:
+            return self.named(info, value)
+        _fail()
+
+    def named(self, info: RefInfo, value: object) -> JsonValue | _Frame:
+        named = self.model.named[info.index]
+        if isinstance(named, EnumInfo):
+            if isinstance(value, named.cls):
+                return value.value  # type: ignore[no-any-return]
+            _fail()
+        return _object(named, value)
+
+
+def _object(info: ObjectInfo, value: object) -> _Frame:
+    if info.kind == "dataclass" and isinstance(value, info.target):  # type: ignore[arg-type]
+        return _Frame(_dataclass(info.fields, value), True)
+    if info.kind == "typeddict" and isinstance(value, dict):
+        return _Frame(_typeddict(info.fields, value), True)
+    _fail()
+
+
+def _scalar(kind: str, value: object) -> JsonValue:
+    if kind == "str":
+        if isinstance(value, str):
+            try:
+                return string(value)
+            except InvalidValueError:
+                _fail(OutputFailure.SURROGATE)
+    elif kind == "bool" or isinstance(value, bool):
+        if kind == "bool" and (value is True or value is False):
+            return value
+    elif isinstance(value, int):
+        return operator.index(value)  # int subclasses (IntEnum members) as plain int
+    elif kind == "float" and isinstance(value, float) and math.isfinite(value):
+        return Decimal(repr(value))
+    elif kind == "decimal" and isinstance(value, Decimal) and value.is_finite():
+        return value
+    _fail()

@@ -6,6 +6,7 @@ their full name, for example ``import mcpkit.json``.
 """
 
 from mcpkit._version import __version__ as __version__
+from mcpkit.errors import ArgumentsFailure as ArgumentsFailure
 from mcpkit.errors import ArgumentsInvalid as ArgumentsInvalid
 from mcpkit.errors import ConfigurationError as ConfigurationError
 from mcpkit.errors import HeaderMismatch as HeaderMismatch
@@ -27,6 +28,18 @@ from mcpkit.errors import SchemaError as SchemaError
 from mcpkit.errors import UnsupportedProtocolVersion as UnsupportedProtocolVersion
 from mcpkit.limits import DEFAULT_LIMITS as DEFAULT_LIMITS
 from mcpkit.limits import Limits as Limits
+from mcpkit.model import Annotations as Annotations
+from mcpkit.model import AudioContent as AudioContent
+from mcpkit.model import BlobResourceContents as BlobResourceContents
+from mcpkit.model import ContentBlock as ContentBlock
+from mcpkit.model import EmbeddedResource as EmbeddedResource
+from mcpkit.model import Icon as Icon
+from mcpkit.model import ImageContent as ImageContent
+from mcpkit.model import ResourceLink as ResourceLink
+from mcpkit.model import Revision as Revision
+from mcpkit.model import Role as Role
+from mcpkit.model import TextContent as TextContent
+from mcpkit.model import TextResourceContents as TextResourceContents
 from mcpkit.schema import Arg as Arg
 from mcpkit.schema import Int8 as Int8
 from mcpkit.schema import Int16 as Int16
@@ -36,10 +49,18 @@ from mcpkit.schema import Width as Width
 
 __all__ = (
     "DEFAULT_LIMITS",
+    "Annotations",
     "Arg",
+    "ArgumentsFailure",
     "ArgumentsInvalid",
+    "AudioContent",
+    "BlobResourceContents",
     "ConfigurationError",
+    "ContentBlock",
+    "EmbeddedResource",
     "HeaderMismatch",
+    "Icon",
+    "ImageContent",
     "Int8",
     "Int16",
     "Int32",
@@ -58,8 +79,13 @@ __all__ = (
     "ParseFailure",
     "ProtocolError",
     "RateLimited",
+    "ResourceLink",
     "ResourceNotFound",
+    "Revision",
+    "Role",
     "SchemaError",
+    "TextContent",
+    "TextResourceContents",
     "UnsupportedProtocolVersion",
     "Width",
     "__version__",

@@ -37,6 +37,7 @@ import enum
 from typing import ClassVar
 
 __all__ = [
+    "ArgumentsFailure",
     "ArgumentsInvalid",
     "ConfigurationError",
     "HeaderMismatch",
@@ -88,6 +89,32 @@ class ParseFailure(enum.Enum):
     SURROGATE = "surrogate"
     DUPLICATE_MEMBER = "duplicate_member"
     NUMBER = "number"
+
+
+class ArgumentsFailure(enum.Enum):
+    """Why tool arguments were refused.  For logs and tests only; never sent to a client."""
+
+    INVALID = "invalid"
+    """The arguments do not satisfy the input schema."""
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    """Evaluating the input schema ran out of operations."""
+    TYPE = "type"
+    MISSING_PROPERTY = "missing_property"
+    UNKNOWN_PROPERTY = "unknown_property"
+    MEMBER_NAME = "member_name"
+    ENUM = "enum"
+    LITERAL = "literal"
+    NOT_INTEGER = "not_integer"
+    INTEGER_CHARS = "integer_chars"
+    """One integer's expanded decimal spelling is over ``max_integer_chars`` (TD-02)."""
+    BINDING_INTEGER_CHARS = "binding_integer_chars"
+    """The binding's integers together are over ``max_binding_integer_chars`` (TD-03)."""
+    INTEGER_WIDTH = "integer_width"
+    FLOAT_RANGE = "float_range"
+    NODES = "nodes"
+    DEPTH = "depth"
+    CONSTRUCTOR = "constructor"
+    """The declared type's constructor (e.g. ``__post_init__``) refused the values."""
 
 
 class OutputFailure(enum.Enum):
@@ -145,6 +172,10 @@ class ArgumentsInvalid(InvalidParams):
 
     http_status = 200
     message = "Arguments do not match the tool's inputSchema."
+
+    def __init__(self, reason: ArgumentsFailure = ArgumentsFailure.INVALID) -> None:
+        super().__init__()
+        self.reason = reason
 
 
 class InternalError(ProtocolError):

@@ -10,12 +10,13 @@ from typing import Annotated, Any, Generic, Literal, NotRequired, TypedDict, Typ
 
 import pytest
 
+from mcpkit.errors import ArgumentsFailure as F
 from mcpkit.errors import ArgumentsInvalid
 from mcpkit.json import JsonObject, decode
 from mcpkit.limits import DEFAULT_LIMITS
-from mcpkit.schema._bind import BindingRefused, bind
+from mcpkit.schema._analyze import analyze_type
+from mcpkit.schema._bind import bind
 from mcpkit.schema._typed import Arg, Int8, derive_input
-from mcpkit.schema._typeinfo import analyze_type
 
 T = TypeVar("T")
 
@@ -93,13 +94,13 @@ def bind_json(tp: object, data: bytes, **options: Any) -> object:
     return derive_input(tp, **options).bind(decode(data))  # type: ignore[arg-type]
 
 
-def refused(tp: object, data: bytes) -> str:
+def refused(tp: object, data: bytes) -> F:
     """Bind and expect the fixed failure; returns the private reason."""
     with pytest.raises(ArgumentsInvalid) as caught:
         bind_json(tp, data)
     assert str(caught.value) == "Arguments do not match the tool's inputSchema."
     assert caught.value.args == ("Arguments do not match the tool's inputSchema.",)
-    return getattr(caught.value, "reason", "")
+    return caught.value.reason
 
 
 def test_every_family_member_binds_TD_01() -> None:
@@ -203,7 +204,7 @@ def test_dict_roots_bind_TD_08() -> None:
     ],
 )
 def test_schema_failures_are_arguments_invalid_IV_02(data: bytes) -> None:
-    assert refused(Item, data) == "invalid"
+    assert refused(Item, data) is F.INVALID
 
 
 def test_constructor_failures_are_arguments_invalid_IV_03() -> None:
@@ -211,17 +212,18 @@ def test_constructor_failures_are_arguments_invalid_IV_03() -> None:
         bind_json(Positive, b'{"n":-5}')
     assert str(caught.value) == "Arguments do not match the tool's inputSchema."
     assert "-5" not in str(caught.value)  # IV-04: nothing submitted is echoed
-    assert isinstance(caught.value, BindingRefused) and caught.value.reason == "constructor"
+    assert caught.value.reason is F.CONSTRUCTOR
 
 
 def test_floats_must_be_finite() -> None:
-    assert refused(Box[float], b'{"value":1e309}') == "invalid"  # the schema's finite maximum
+    assert refused(Box[float], b'{"value":1e309}') is F.INVALID  # the schema's finite maximum
     model = analyze_type(list[float], limits=DEFAULT_LIMITS)
-    with pytest.raises(BindingRefused, match="inputSchema") as caught:
+    with pytest.raises(ArgumentsInvalid, match="inputSchema") as caught:
         bind(model, decode(b"[1e309]"), DEFAULT_LIMITS)
-    assert caught.value.reason == "float range"
-    with pytest.raises(BindingRefused):
+    assert caught.value.reason is F.FLOAT_RANGE
+    with pytest.raises(ArgumentsInvalid) as caught:
         bind(model, [10**400], DEFAULT_LIMITS)
+    assert caught.value.reason is F.FLOAT_RANGE
     assert bind(model, decode(b"[-0, 5e-324, 1.7976931348623157e308]"), DEFAULT_LIMITS) == [
         0.0,
         5e-324,
@@ -229,46 +231,48 @@ def test_floats_must_be_finite() -> None:
     ]
 
 
-UNVALIDATED: list[tuple[object, object]] = [
-    (str, 1),
-    (bool, 1),
-    (int, True),
-    (int, "1"),
-    (int, Decimal("1.5")),
-    (int, Decimal("NaN")),
-    (int, Decimal("Infinity")),
-    (float, True),
-    (float, "1"),
-    (float, Decimal("-Infinity")),
-    (Decimal, True),
-    (Decimal, Decimal("NaN")),
-    (Decimal, 1.5),
-    (Color, "green"),
-    (Color, 1),
-    (Level, True),
-    (Level, Decimal("NaN")),
-    (Level, 3),
-    (Literal[1], True),
-    (Literal[True], 1),
-    (Literal["a"], None),
-    (Literal[1], Decimal("sNaN")),
-    (list[int], {"a": 1}),
-    (list[int], "12"),
-    (dict[str, int], [1]),
-    (dict[str, int], {1: 1}),
-    (Item, [("sku", "a")]),
-    (Item, {"sku": "a", "qty": None}),
-    (int | None, "x"),
-    (Item, {"sku": "a", "unknown": 1}),
-    (Item, {"qty": 1}),
+UNVALIDATED: list[tuple[object, object, F]] = [
+    (str, 1, F.TYPE),
+    (bool, 1, F.TYPE),
+    (int, True, F.TYPE),
+    (int, "1", F.TYPE),
+    (int, Decimal("1.5"), F.NOT_INTEGER),
+    (int, Decimal("NaN"), F.NOT_INTEGER),
+    (int, Decimal("Infinity"), F.NOT_INTEGER),
+    (float, True, F.TYPE),
+    (float, "1", F.TYPE),
+    (float, Decimal("-Infinity"), F.FLOAT_RANGE),
+    (float, Decimal("sNaN"), F.FLOAT_RANGE),
+    (Decimal, True, F.TYPE),
+    (Decimal, Decimal("NaN"), F.TYPE),
+    (Decimal, 1.5, F.TYPE),
+    (Color, "green", F.ENUM),
+    (Color, 1, F.ENUM),
+    (Level, True, F.ENUM),
+    (Level, Decimal("NaN"), F.ENUM),
+    (Level, 3, F.ENUM),
+    (Literal[1], True, F.LITERAL),
+    (Literal[True], 1, F.LITERAL),
+    (Literal["a"], None, F.TYPE),
+    (Literal[1], Decimal("sNaN"), F.TYPE),
+    (list[int], {"a": 1}, F.TYPE),
+    (list[int], "12", F.TYPE),
+    (dict[str, int], [1], F.TYPE),
+    (dict[str, int], {1: 1}, F.MEMBER_NAME),
+    (Item, [("sku", "a")], F.TYPE),
+    (Item, {"sku": "a", "qty": None}, F.TYPE),
+    (int | None, "x", F.TYPE),
+    (Item, {"sku": "a", "unknown": 1}, F.UNKNOWN_PROPERTY),
+    (Item, {"qty": 1}, F.MISSING_PROPERTY),
 ]
 
 
-@pytest.mark.parametrize(("tp", "value"), UNVALIDATED, ids=lambda v: repr(v)[:30])
-def test_the_binder_never_trusts_validation_TD_06(tp: object, value: object) -> None:
+@pytest.mark.parametrize(("tp", "value", "reason"), UNVALIDATED, ids=lambda v: repr(v)[:30])
+def test_the_binder_never_trusts_validation_TD_06(tp: object, value: object, reason: F) -> None:
     model = analyze_type(tp, limits=DEFAULT_LIMITS)
-    with pytest.raises(BindingRefused):
+    with pytest.raises(ArgumentsInvalid) as caught:
         bind(model, value, DEFAULT_LIMITS)
+    assert caught.value.reason is reason
 
 
 def test_the_binder_accepts_what_validation_accepts_for_numbers() -> None:
@@ -288,10 +292,10 @@ def test_the_binder_accepts_what_validation_accepts_for_numbers() -> None:
 def test_unvalidated_objects_are_checked_member_by_member() -> None:
     model = analyze_type(Item, limits=DEFAULT_LIMITS)
     for value, expected in [
-        ({"sku": "a", "unknown": 1}, "unknown property"),
-        ({"qty": 1}, "missing property"),
-        ({"sku": "a", "qty": None}, "type"),
+        ({"sku": "a", "unknown": 1}, F.UNKNOWN_PROPERTY),
+        ({"qty": 1}, F.MISSING_PROPERTY),
+        ({"sku": "a", "qty": None}, F.TYPE),
     ]:
-        with pytest.raises(BindingRefused) as caught:
+        with pytest.raises(ArgumentsInvalid) as caught:
             bind(model, value, DEFAULT_LIMITS)
         assert caught.value.reason == expected

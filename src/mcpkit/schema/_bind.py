@@ -1,17 +1,26 @@
 """JSON arguments to typed Python values (TD-02..07, TD-12; seed 000 "Java type derivation").
 
 Binding follows schema validation but never trusts it: any JSON value, valid or not, either
-binds or raises :class:`~mcpkit.errors.ArgumentsInvalid` with its fixed message (IV-02..04).
-Every cost is priced before it is paid:
+binds or raises :class:`~mcpkit.errors.ArgumentsInvalid` with its fixed message (IV-02..04)
+and a private :class:`~mcpkit.errors.ArgumentsFailure` reason.  Every cost is priced before it
+is paid:
 
-- each value visited counts one node against ``max_json_nodes`` (TD-12);
+- each value counts one node against ``max_json_nodes`` (TD-12); a container pays for all its
+  members when it is opened, before any of them is bound;
 - an integer's expanded decimal spelling (minus sign included) is measured before the ``int``
   exists: a ``Decimal`` by ``adjusted()``, so ``1e9999`` is 10,000 characters and refused
   without expansion (TD-05).  One value may spell ``max_integer_chars`` (TD-02), one binding
   ``max_binding_integer_chars`` in total, every conversion counted (TD-03/04);
 - fixed-width ranges are compared on the ``Decimal`` itself, before ``int()``;
-- containers are bound from an explicit stack no deeper than ``max_json_depth``, so deep
-  values never meet the interpreter's recursion limit.
+- every container opened counts one level against ``max_json_depth``.
+
+The type analysis is done once: :class:`Binder` compiles a ``TypeModel`` into *leaves*, plain
+functions ``(value, budget, depth) -> bound`` with their parameters bound in, and one shared
+plan per object type: ``(json name, attribute, leaf or container, absent rule, default)`` per
+field.  Scalars, enums, literals and containers whose types nest at most ``_INLINE`` containers
+are leaves, bound by direct calls.  Deeper and recursive types bind in generator frames that
+one driver loop keeps on an explicit stack, so the Python stack never grows with the input.
+Leaves dispatch on the value's exact type and use ``isinstance`` only for subclasses.
 
 ``Decimal`` arguments are kept exactly as parsed (TD-07); ``float`` is ``float(Decimal)`` and
 must be finite.
@@ -20,11 +29,13 @@ must be finite.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Generator
 from decimal import Decimal
-from typing import Final, NoReturn
+from functools import partial
+from typing import Any, Final, NoReturn, TypeAlias
 
-from mcpkit.errors import ArgumentsInvalid
+from mcpkit.errors import ArgumentsFailure, ArgumentsInvalid
+from mcpkit.json import JsonArray, JsonObject
 from mcpkit.limits import Limits
 from mcpkit.schema._typeinfo import (
     MAX_FLOAT,
@@ -40,28 +51,35 @@ from mcpkit.schema._typeinfo import (
     ScalarInfo,
     TypeInfo,
     TypeModel,
-    Width,
 )
 
-__all__ = ["BindingRefused", "bind", "integer_chars"]
+__all__ = ["Binder", "bind", "integer_chars"]
 
+F = ArgumentsFailure
+_INLINE: Final = 8  # containers one leaf may nest: bounds Python recursion by the type, not input
 _END: Final = object()
 _MAX_FLOAT_INT: Final = int(MAX_FLOAT)
 # floor(log10(2) * 10**50): exact digit counts of huge ints without str() (see integer_chars)
 _LOG10_2: Final = 30102999566398119521373889472449302676818988146211
 _SCALE: Final = 10**50
+_OBJECTS: Final = frozenset({JsonObject, dict})
+_ARRAYS: Final = frozenset({JsonArray, list, tuple})
+_LISTS: Final = (list, tuple)
+# An absent property: refused, left out (a dataclass default or a missing TypedDict key
+# applies), or filled with the plan's default (None for ``T | None``, a parameter's default).
+_REQUIRED, _OMIT, _FILL = 0, 1, 2
+_NODES, _CHARS = 0, 1  # indexes into a Budget
+
+Budget: TypeAlias = list[int]  # [nodes left, integer characters left]: one per binding
+Leaf: TypeAlias = Callable[[Any, Budget, int], object]  # (value, budget, depth index)
+Request: TypeAlias = "tuple[_Container | None, Any]"  # (None, result) closes a frame
+Frame: TypeAlias = Generator["Request", object, None]
+Opener: TypeAlias = Callable[[Any, Budget, int], Frame]  # (value, budget, members' depth)
+Field: TypeAlias = "tuple[str, str, Leaf | None, _Container | None, int, object]"
 
 
-class BindingRefused(ArgumentsInvalid):
-    """``ArgumentsInvalid`` with a private ``reason`` for logs and tests; never sent."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__()
-        self.reason = reason
-
-
-def _refuse(reason: str) -> NoReturn:
-    raise BindingRefused(reason)
+def _refuse(reason: ArgumentsFailure) -> NoReturn:
+    raise ArgumentsInvalid(reason)
 
 
 def integer_chars(value: int) -> int:
@@ -76,231 +94,405 @@ def integer_chars(value: int) -> int:
 
 
 def bind(model: TypeModel, value: object, limits: Limits) -> object:
-    """Bind a JSON value to ``model``'s type, or raise :class:`ArgumentsInvalid`."""
-    return _Binding(model, limits).run(value)
+    """Bind a JSON value to ``model``'s type, or raise :class:`ArgumentsInvalid`.
+
+    Compiles a :class:`Binder` on every call; keep the ``Binder`` to bind many values.
+    """
+    return Binder(model, limits)(value)
 
 
-class _Frame:
-    __slots__ = ()
+class Binder:
+    """A ``TypeModel`` compiled for binding under ``limits``; immutable and shared by calls."""
 
-    def next_child(self) -> tuple[TypeInfo, object] | None:
-        raise NotImplementedError
+    __slots__ = ("_max_chars", "_max_depth", "_max_nodes", "_root")
 
-    def add(self, value: object) -> None:
-        raise NotImplementedError
+    def __init__(self, model: TypeModel, limits: Limits) -> None:
+        self._max_nodes = limits.max_json_nodes
+        self._max_depth = limits.max_json_depth
+        self._max_chars = limits.max_binding_integer_chars
+        self._root = _Compiler(model, limits).compile()
 
-    def finish(self) -> object:
-        raise NotImplementedError
-
-
-class _ArrayFrame(_Frame):
-    __slots__ = ("as_tuple", "item", "items", "out")
-
-    def __init__(self, info: ArrayInfo, value: list[object] | tuple[object, ...]) -> None:
-        self.item = info.item
-        self.as_tuple = info.as_tuple
-        self.items = iter(value)
-        self.out: list[object] = []
-
-    def next_child(self) -> tuple[TypeInfo, object] | None:
-        value = next(self.items, _END)
-        return None if value is _END else (self.item, value)
-
-    def add(self, value: object) -> None:
-        self.out.append(value)
-
-    def finish(self) -> object:
-        return tuple(self.out) if self.as_tuple else self.out
-
-
-class _MapFrame(_Frame):
-    __slots__ = ("items", "key", "out", "value")
-
-    def __init__(self, info: MapInfo, value: dict[object, object]) -> None:
-        self.value = info.value
-        self.items = iter(value.items())
-        self.out: dict[str, object] = {}
-        self.key = ""
-
-    def next_child(self) -> tuple[TypeInfo, object] | None:
-        item = next(self.items, None)
-        if item is None:
+    def __call__(self, value: Any) -> object:
+        """Bind ``value``, or raise :class:`ArgumentsInvalid`."""
+        budget = [self._max_nodes - 1, self._max_chars]  # the root value is one node
+        node = self._root
+        if not isinstance(node, _Container):
+            return node(value, budget, 0)
+        if value is None and node.nullable:
             return None
-        if not isinstance(item[0], str):
-            _refuse("member name")
-        self.key = item[0]
-        return self.value, item[1]
+        max_depth = self._max_depth
+        stack: list[Frame] = []
+        while True:  # open a frame for ``value``, then resume frames until one asks for another
+            depth = _open(value, node.exact, node.base, budget, len(stack), max_depth)
+            stack.append(node.open(value, budget, depth))
+            result: object = None
+            while True:
+                request, value = stack[-1].send(result)
+                if request is None:
+                    stack.pop()
+                    if not stack:
+                        return value
+                    result = value
+                elif value is None and request.nullable:
+                    result = None
+                else:
+                    node = request
+                    break
 
-    def add(self, value: object) -> None:
-        self.out[self.key] = value
 
-    def finish(self) -> object:
-        return self.out
+class _Plan:
+    """How to bind one object type; shared by every use of it, so recursion costs nothing."""
+
+    __slots__ = ("fields", "target")
+
+    def __init__(self, target: Callable[..., object] | None) -> None:
+        self.target = target  # a dataclass to construct; None returns the members dict
+        self.fields: tuple[Field, ...] = ()
 
 
-class _ObjectFrame(_Frame):
-    __slots__ = ("attr", "fields", "info", "matched", "out", "source")
+class _Container:
+    """An array, map or object type too deep (or recursive) to be a leaf: bound in a frame."""
 
-    def __init__(self, info: ObjectInfo, value: dict[object, object]) -> None:
-        self.info = info
-        self.source = value
-        self.fields: Iterator[FieldInfo] = iter(info.fields)
-        self.out: dict[str, object] = {}
-        self.matched = 0
-        self.attr = ""
+    __slots__ = ("base", "exact", "nullable", "open")
 
-    def next_child(self) -> tuple[TypeInfo, object] | None:
-        for field in self.fields:
-            value = self.source.get(field.name, _END)
-            if value is not _END:
-                self.matched += 1
-                self.attr = field.attr
-                return field.type, value
-            if field.required:
-                _refuse("missing property")
-            if field.absent is Absent.NONE:
-                self.out[field.attr] = None
-            elif field.absent is Absent.DEFAULT:
-                self.out[field.attr] = field.default
-        if self.matched != len(self.source):
-            _refuse("unknown property")
-        return None
+    def __init__(self, opener: Opener, is_array: bool, nullable: bool = False) -> None:
+        self.open = opener  # a frame function with the type's parameters bound in
+        self.exact = _ARRAYS if is_array else _OBJECTS
+        self.base: type | tuple[type, ...] = _LISTS if is_array else dict
+        self.nullable = nullable
 
-    def add(self, value: object) -> None:
-        self.out[self.attr] = value
+    def nullable_copy(self) -> _Container:
+        return _Container(self.open, self.exact is _ARRAYS, nullable=True)
 
-    def finish(self) -> object:
-        if self.info.kind != "dataclass":
-            return self.out
+
+def _split(child: Leaf | _Container) -> tuple[Leaf | None, _Container | None]:
+    """A member type as (leaf, None), bound inline, or (None, container), bound in a frame."""
+    return (None, child) if isinstance(child, _Container) else (child, None)
+
+
+def _open(
+    value: Any,
+    exact: frozenset[type],
+    base: type | tuple[type, ...],
+    budget: Budget,
+    depth: int,
+    max_depth: int,
+) -> int:
+    """What opening a container checks, in the driver's order; returns its members' depth."""
+    if type(value) not in exact and not isinstance(value, base):
+        _refuse(F.TYPE)
+    if depth >= max_depth:
+        _refuse(F.DEPTH)
+    budget[_NODES] -= len(value)
+    if budget[_NODES] < 0:
+        _refuse(F.NODES)
+    return depth + 1
+
+
+def _absent(out: dict[str, object], attr: str, absent: int, default: object) -> None:
+    if absent == _REQUIRED:
+        _refuse(F.MISSING_PROPERTY)
+    if absent == _FILL:
+        out[attr] = default
+
+
+# --- frames: generators that yield (container, value) for members that need a frame -----------
+
+
+def _object_frame(plan: _Plan, source: Any, budget: Budget, depth: int) -> Frame:
+    get = source.get
+    out: dict[str, object] = {}
+    matched = 0
+    for name, attr, leaf, nested, absent, default in plan.fields:
+        value = get(name, _END)
+        if value is _END:
+            _absent(out, attr, absent, default)
+            continue
+        matched += 1
+        out[attr] = leaf(value, budget, depth) if leaf is not None else (yield nested, value)
+    if matched != len(source):
+        _refuse(F.UNKNOWN_PROPERTY)
+    result: object = out
+    if plan.target is not None:
         try:
-            return self.info.target(**self.out)
+            result = plan.target(**out)
         except Exception as exc:  # __post_init__ checks are the application's validation
-            raise BindingRefused("constructor") from exc
+            raise ArgumentsInvalid(F.CONSTRUCTOR) from exc
+    yield None, result
 
 
-class _Binding:
-    __slots__ = ("chars", "max_chars", "max_depth", "max_total", "model", "nodes")
+def _array_frame(
+    leaf: Leaf | None,
+    nested: _Container | None,
+    as_tuple: bool,
+    source: Any,
+    budget: Budget,
+    depth: int,
+) -> Frame:
+    if leaf is not None:  # the items already nest _INLINE containers
+        out = [leaf(item, budget, depth) for item in source]
+    else:
+        out = []
+        for item in source:
+            out.append((yield nested, item))
+    yield None, tuple(out) if as_tuple else out
+
+
+def _map_frame(
+    leaf: Leaf | None, nested: _Container | None, source: Any, budget: Budget, depth: int
+) -> Frame:
+    out: dict[str, object] = {}
+    for key, member in source.items():
+        if type(key) is not str and not isinstance(key, str):
+            _refuse(F.MEMBER_NAME)
+        out[key] = leaf(member, budget, depth) if leaf is not None else (yield nested, member)
+    yield None, out
+
+
+# --- inline containers: leaves that check what opening a frame checks ---------------------------
+
+
+def _inline_object(plan: _Plan, max_depth: int) -> Leaf:
+    def bind_object(value: Any, budget: Budget, depth: int) -> object:
+        depth = _open(value, _OBJECTS, dict, budget, depth, max_depth)
+        get = value.get
+        out: dict[str, object] = {}
+        matched = 0
+        for name, attr, leaf, _, absent, default in plan.fields:
+            member = get(name, _END)
+            if member is _END:
+                _absent(out, attr, absent, default)
+                continue
+            matched += 1
+            out[attr] = leaf(member, budget, depth)  # type: ignore[misc]
+        if matched != len(value):
+            _refuse(F.UNKNOWN_PROPERTY)
+        if plan.target is None:
+            return out
+        try:
+            return plan.target(**out)
+        except Exception as exc:  # __post_init__ checks are the application's validation
+            raise ArgumentsInvalid(F.CONSTRUCTOR) from exc
+
+    return bind_object
+
+
+def _inline_array(item: Leaf, as_tuple: bool, max_depth: int) -> Leaf:
+    def bind_array(value: Any, budget: Budget, depth: int) -> object:
+        depth = _open(value, _ARRAYS, _LISTS, budget, depth, max_depth)
+        out = [item(member, budget, depth) for member in value]
+        return tuple(out) if as_tuple else out
+
+    return bind_array
+
+
+def _inline_map(item: Leaf, max_depth: int) -> Leaf:
+    def bind_map(value: Any, budget: Budget, depth: int) -> object:
+        depth = _open(value, _OBJECTS, dict, budget, depth, max_depth)
+        out: dict[str, object] = {}
+        for key, member in value.items():
+            if type(key) is not str and not isinstance(key, str):
+                _refuse(F.MEMBER_NAME)
+            out[key] = item(member, budget, depth)
+        return out
+
+    return bind_map
+
+
+class _Compiler:
+    """TypeModel to leaves and containers.  A type expression is a chain (one child per level),
+    compiled by a loop; each named type is compiled once and used by reference."""
 
     def __init__(self, model: TypeModel, limits: Limits) -> None:
         self.model = model
-        self.nodes = limits.max_json_nodes
         self.max_depth = limits.max_json_depth
         self.max_chars = limits.max_integer_chars
-        self.max_total = limits.max_binding_integer_chars
-        self.chars = 0
-
-    def run(self, value: object) -> object:
-        result = self.start(self.model.root, value)
-        if not isinstance(result, _Frame):
-            return result
-        stack = [result]
-        while True:
-            frame = stack[-1]
-            child = frame.next_child()
-            if child is None:
-                stack.pop()
-                done = frame.finish()
-                if not stack:
-                    return done
-                stack[-1].add(done)
+        self.levels = self.named_levels()
+        self.plans: list[tuple[_Plan, ObjectInfo]] = []  # filled in by compile()
+        self.named: list[Leaf | _Container] = []
+        for info, level in zip(model.named, self.levels, strict=True):
+            if isinstance(info, EnumInfo):
+                self.named.append(_enum_leaf(info))
                 continue
-            result = self.start(*child)
-            if isinstance(result, _Frame):
-                if len(stack) >= self.max_depth:
-                    _refuse("depth")
-                stack.append(result)
+            plan = _Plan(info.target if info.kind == "dataclass" else None)
+            self.plans.append((plan, info))
+            if level is None:
+                self.named.append(_Container(partial(_object_frame, plan), is_array=False))
             else:
-                frame.add(result)
+                self.named.append(_inline_object(plan, self.max_depth))
 
-    def start(self, info: TypeInfo, value: object) -> object:
-        """The bound scalar, or a frame that binds a container's members."""
-        self.nodes -= 1
-        if self.nodes < 0:
-            _refuse("nodes")
-        while isinstance(info, NullableInfo):
-            if value is None:
-                return None
-            info = info.inner
-        if isinstance(info, ScalarInfo):
-            return self.scalar(info, value)
+    def compile(self) -> Leaf | _Container:
+        for plan, info in self.plans:
+            plan.fields = tuple(self.field(field) for field in info.fields)
+        return self.compile_type(self.model.root)[0]
+
+    def named_levels(self) -> list[int | None]:
+        """How many containers each named type nests (an enum none, an object at least one),
+        or None past ``_INLINE``.  Pass ``n`` settles the types that nest ``n``, so recursive
+        types, which never settle, stay None."""
+        named = self.model.named
+        levels: list[int | None] = [0 if isinstance(i, EnumInfo) else None for i in named]
+        for _ in range(_INLINE):
+            for index, info in enumerate(named):
+                if levels[index] is not None or isinstance(info, EnumInfo):
+                    continue
+                deepest = 0
+                for field in info.fields:
+                    level = self.level(field.type, levels)
+                    if level is None:
+                        break
+                    deepest = max(deepest, level)
+                else:
+                    levels[index] = deepest + 1 if deepest < _INLINE else None
+        return levels
+
+    @staticmethod
+    def level(info: TypeInfo, levels: list[int | None]) -> int | None:
+        """Containers ``info`` nests, given the named types' levels (None: not known yet)."""
+        count = 0
+        while not isinstance(info, ScalarInfo | LiteralInfo | RefInfo):
+            if isinstance(info, NullableInfo):
+                info = info.inner
+            else:
+                count += 1
+                info = info.item if isinstance(info, ArrayInfo) else info.value
         if isinstance(info, RefInfo):
-            named = self.model.named[info.index]
-            if isinstance(named, EnumInfo):
-                return _enum(named, value)
-            if isinstance(value, dict):
-                return _ObjectFrame(named, value)
-        elif isinstance(info, ArrayInfo):
-            if isinstance(value, list | tuple):
-                return _ArrayFrame(info, value)
-        elif isinstance(info, MapInfo):
-            if isinstance(value, dict):
-                return _MapFrame(info, value)
+            inner = levels[info.index]
+            return None if inner is None else count + inner
+        return count
+
+    def field(self, info: FieldInfo) -> Field:
+        node = self.compile_type(info.type)[0]
+        if info.required:
+            absent, default = _REQUIRED, None
+        elif info.absent is Absent.OMIT:
+            absent, default = _OMIT, None
         else:
-            return _literal(info, value)
-        _refuse("type")
+            absent, default = _FILL, info.default  # None for Absent.NONE
+        return (info.name, info.attr, *_split(node), absent, default)
 
-    def scalar(self, info: ScalarInfo, value: object) -> object:
-        kind = info.kind
-        if kind == "str":
-            if isinstance(value, str):
-                return value
-        elif kind == "bool":
-            if value is True or value is False:
-                return value
-        elif kind == "int":
-            return self.integer(value, info.width)
-        elif kind == "float":
-            return _float(value)
-        elif isinstance(value, Decimal) and value.is_finite():
-            return value  # TD-07: exactly as parsed
-        elif isinstance(value, int) and not isinstance(value, bool):
-            return Decimal(value)
-        _refuse("type")
+    def compile_type(self, info: TypeInfo) -> tuple[Leaf | _Container, int | None]:
+        """The compiled type, and how many containers it nests (None: it needs frames)."""
+        wrappers: list[NullableInfo | ArrayInfo | MapInfo] = []  # outermost first
+        while not isinstance(info, ScalarInfo | LiteralInfo | RefInfo):
+            wrappers.append(info)
+            if isinstance(info, NullableInfo):
+                info = info.inner
+            else:
+                info = info.item if isinstance(info, ArrayInfo) else info.value
+        node, level = self.terminal(info)
+        for wrapper in reversed(wrappers):
+            if isinstance(wrapper, NullableInfo):
+                if isinstance(node, _Container):
+                    node = node.nullable_copy()
+                else:
+                    node = _nullable_leaf(node)
+                continue
+            is_array = isinstance(wrapper, ArrayInfo)
+            as_tuple = isinstance(wrapper, ArrayInfo) and wrapper.as_tuple
+            if level is not None and level < _INLINE and not isinstance(node, _Container):
+                level += 1
+                if is_array:
+                    node = _inline_array(node, as_tuple, self.max_depth)
+                else:
+                    node = _inline_map(node, self.max_depth)
+            else:
+                level = None
+                if is_array:
+                    node = _Container(partial(_array_frame, *_split(node), as_tuple), is_array)
+                else:
+                    node = _Container(partial(_map_frame, *_split(node)), is_array)
+        return node, level
 
-    def integer(self, value: object, width: Width | None) -> int:
-        if isinstance(value, bool) or not isinstance(value, int | Decimal):
-            _refuse("type")
-        if isinstance(value, int):
-            chars = integer_chars(value)
-        elif not value.is_finite() or value != value.to_integral_value():
-            _refuse("not an integer")
-        elif value.is_zero():
-            chars = 1  # -0, 0E+5 and 0.00 all bind to 0
-        else:
-            chars = value.adjusted() + 1 + value.is_signed()
-        if chars > self.max_chars:
-            _refuse("integer spelling")
-        self.chars += chars
-        if self.chars > self.max_total:
-            _refuse("binding integer spelling")
-        if width is not None and not width.minimum <= value <= width.maximum:
-            _refuse("integer width")
-        return int(value)
+    def terminal(
+        self, info: ScalarInfo | LiteralInfo | RefInfo
+    ) -> tuple[Leaf | _Container, int | None]:
+        if isinstance(info, RefInfo):
+            return self.named[info.index], self.levels[info.index]
+        if isinstance(info, LiteralInfo):
+            return _literal_leaf(info.values), 0
+        if info.kind == "int":
+            width = info.width
+            low, high = (None, None) if width is None else (width.minimum, width.maximum)
+            return _integer_leaf(low, high, self.max_chars), 0
+        return _SCALAR_LEAVES[info.kind], 0
 
 
-def _float(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | Decimal):
-        _refuse("type")
-    if isinstance(value, int):
+# --- scalar leaves: no container, so ``depth`` is not used --------------------------------------
+
+
+def _str_leaf(value: Any, budget: Budget, depth: int) -> object:
+    if type(value) is str or isinstance(value, str):
+        return value
+    _refuse(F.TYPE)
+
+
+def _bool_leaf(value: Any, budget: Budget, depth: int) -> object:
+    if value is True or value is False:
+        return value
+    _refuse(F.TYPE)
+
+
+def _float_leaf(value: Any, budget: Budget, depth: int) -> object:
+    kind = type(value)
+    if kind is Decimal or (kind is not int and isinstance(value, Decimal)):
+        if not value.is_finite():  # float(sNaN) would raise
+            _refuse(F.FLOAT_RANGE)
+        result = float(value)  # overflow becomes inf: refused
+        if not math.isfinite(result):
+            _refuse(F.FLOAT_RANGE)
+        return result
+    if kind is int or (isinstance(value, int) and kind is not bool):
         if not -_MAX_FLOAT_INT <= value <= _MAX_FLOAT_INT:
-            _refuse("float range")
+            _refuse(F.FLOAT_RANGE)
         return float(value)
-    result = float(value)  # NaN stays NaN, overflow becomes inf: both refused
-    if not math.isfinite(result):
-        _refuse("float range")
-    return result
+    _refuse(F.TYPE)
 
 
-def _enum(info: EnumInfo, value: object) -> object:
-    found: object = None
-    if info.json_type == "string":
-        if isinstance(value, str):
-            found = info.by_value.get(value)
-    elif _is_number(value):
-        found = info.by_value.get(value)  # 1.0 and 1E+0 hash as 1: no expansion
-    if found is None:
-        _refuse("enum")
-    return found
+def _decimal_leaf(value: Any, budget: Budget, depth: int) -> object:
+    kind = type(value)
+    if kind is Decimal or (kind is not int and isinstance(value, Decimal)):
+        if value.is_finite():
+            return value  # TD-07: exactly as parsed
+    elif kind is int or (isinstance(value, int) and kind is not bool):
+        return Decimal(value)
+    _refuse(F.TYPE)
+
+
+_SCALAR_LEAVES: Final[dict[str, Leaf]] = {
+    "str": _str_leaf,
+    "bool": _bool_leaf,
+    "float": _float_leaf,
+    "decimal": _decimal_leaf,
+}
+
+
+def _integer_leaf(low: int | None, high: int | None, max_chars: int) -> Leaf:
+    def bind_integer(value: Any, budget: Budget, depth: int) -> object:
+        kind = type(value)
+        if kind is int:
+            bits = value.bit_length()
+            chars = len(str(value)) if bits <= 60 else integer_chars(value)
+        elif kind is Decimal or isinstance(value, Decimal):
+            if not value.is_finite() or value != value.to_integral_value():
+                _refuse(F.NOT_INTEGER)
+            # -0, 0E+5 and 0.00 all bind to 0: one character
+            chars = 1 if value.is_zero() else value.adjusted() + 1 + value.is_signed()
+        elif isinstance(value, int) and kind is not bool:
+            value = int(value)  # an int subclass (an IntEnum member) as a plain int
+            chars = integer_chars(value)
+        else:
+            _refuse(F.TYPE)
+        if chars > max_chars:
+            _refuse(F.INTEGER_CHARS)
+        budget[_CHARS] -= chars
+        if budget[_CHARS] < 0:
+            _refuse(F.BINDING_INTEGER_CHARS)
+        if low is not None and not low <= value <= high:
+            _refuse(F.INTEGER_WIDTH)
+        return value if kind is int else int(value)
+
+    return bind_integer
 
 
 def _is_number(value: object) -> bool:
@@ -309,17 +501,50 @@ def _is_number(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _literal(info: LiteralInfo, value: object) -> object:
-    """The ``Literal`` member JSON-equal to ``value`` (booleans are never numbers)."""
-    if value is True or value is False:
-        kind: type = bool
-    elif isinstance(value, str):
-        kind = str
-    elif _is_number(value):
-        kind = int
-    else:
-        _refuse("type")
-    for member in info.values:
-        if type(member) is kind and member == value:
-            return member
-    _refuse("literal")
+def _enum_leaf(info: EnumInfo) -> Leaf:
+    by_value = dict(info.by_value)  # a plain dict: faster than the read-only proxy
+    strings = info.json_type == "string"
+
+    def bind_enum(value: Any, budget: Budget, depth: int) -> object:
+        if strings:
+            if isinstance(value, str):
+                found = by_value.get(value)
+                if found is not None:
+                    return found
+        elif _is_number(value):
+            found = by_value.get(value)  # 1.0 and 1E+0 hash as 1: no expansion
+            if found is not None:
+                return found
+        _refuse(F.ENUM)
+
+    return bind_enum
+
+
+def _literal_leaf(values: tuple[str | int | bool, ...]) -> Leaf:
+    """The member JSON-equal to the value: one table per JSON kind, as ``True == 1``."""
+    tables: dict[type, dict[object, object]] = {str: {}, int: {}, bool: {}}
+    for member in values:
+        tables[type(member)][member] = member
+
+    def bind_literal(value: Any, budget: Budget, depth: int) -> object:
+        if value is True or value is False:
+            table = tables[bool]
+        elif isinstance(value, str):
+            table = tables[str]
+        elif _is_number(value):
+            table = tables[int]
+        else:
+            _refuse(F.TYPE)
+        found = table.get(value, _END)
+        if found is _END:
+            _refuse(F.LITERAL)
+        return found
+
+    return bind_literal
+
+
+def _nullable_leaf(inner: Leaf) -> Leaf:
+    def bind_nullable(value: Any, budget: Budget, depth: int) -> object:
+        return None if value is None else inner(value, budget, depth)
+
+    return bind_nullable

@@ -10,32 +10,29 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Collection
-from typing import Literal
+from typing import Final, Literal
 
-from mcpkit.errors import SchemaError
+from mcpkit.errors import ArgumentsFailure, ArgumentsInvalid, SchemaError
 from mcpkit.json import JsonObject, JsonValue
 from mcpkit.limits import DEFAULT_LIMITS, Limits
-from mcpkit.schema._bind import BindingRefused, bind
+from mcpkit.schema._analyze import analyze_function, analyze_type
+from mcpkit.schema._bind import Binder
 from mcpkit.schema._compile import ToolSchema, compile_schema
 from mcpkit.schema._derive import derive_document
 from mcpkit.schema._evaluate import Outcome
 from mcpkit.schema._output import to_json
-from mcpkit.schema._typeinfo import (
-    Arg,
-    Int8,
-    Int16,
-    Int32,
-    Int64,
-    TypeModel,
-    Width,
-    analyze_function,
-    analyze_type,
-)
+from mcpkit.schema._typeinfo import Arg, Int8, Int16, Int32, Int64, TypeModel, Width
 
 __all__ = [
     "Arg", "InputModel", "Int8", "Int16", "Int32", "Int64", "OutputModel", "Width",
     "derive_input", "derive_output",
 ]  # fmt: skip
+
+
+_REFUSALS: Final = {
+    Outcome.INVALID: ArgumentsFailure.INVALID,
+    Outcome.BUDGET_EXHAUSTED: ArgumentsFailure.BUDGET_EXHAUSTED,
+}
 
 
 class _Model:
@@ -69,7 +66,15 @@ class _Model:
 class InputModel(_Model):
     """A tool's derived input schema and its binder (TD-08)."""
 
-    __slots__ = ()
+    __slots__ = ("_binder",)
+
+    _binder: Binder
+
+    def __init__(
+        self, source: object, model: TypeModel, schema: ToolSchema, limits: Limits
+    ) -> None:
+        super().__init__(source, model, schema, limits)
+        object.__setattr__(self, "_binder", Binder(model, limits))  # compiled once, shared
 
     def bind(self, arguments: JsonObject) -> object:
         """Validate ``arguments`` against the schema, then bind them (IV-01/02/13).
@@ -79,13 +84,13 @@ class InputModel(_Model):
         """
         outcome = self.schema.evaluate(arguments)
         if outcome is not Outcome.VALID:
-            raise BindingRefused(outcome.value)
-        return bind(self._model, arguments, self.limits)
+            raise ArgumentsInvalid(_REFUSALS[outcome])
+        return self._binder(arguments)
 
     def bind_validated(self, arguments: JsonObject) -> object:
         """Bind arguments that already passed ``schema.evaluate`` (the pipeline runs that under
         the evaluation gate).  Binding still refuses anything it cannot convert safely."""
-        return bind(self._model, arguments, self.limits)
+        return self._binder(arguments)
 
 
 class OutputModel(_Model):

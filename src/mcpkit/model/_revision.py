@@ -1,0 +1,48 @@
+"""The three MCP protocol revisions mcpkit serves (RV-01; DESIGN.md §4).
+
+Members are the exact wire strings.  The enum is a plain ``Enum``, not a ``str`` subclass, so a
+revision never compares equal to an arbitrary string by accident: code either holds a
+``Revision`` or calls :meth:`Revision.parse` on what a client sent.  Which features each
+revision has lives in one table in ``mcpkit.protocol``, never here.
+"""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = ["Revision"]
+
+
+class Revision(enum.Enum):
+    """An MCP protocol revision, identified by its exact wire string."""
+
+    V2025_06_18 = "2025-06-18"
+    V2025_11_25 = "2025-11-25"
+    V2026_07_28 = "2026-07-28"
+
+    @property
+    def wire(self) -> str:
+        """The exact string a client and server exchange (``protocolVersion``, headers)."""
+        value: str = self.value
+        return value
+
+    @property
+    def is_legacy(self) -> bool:
+        """True for the 2025 revisions: ``initialize`` negotiation instead of per-request
+        ``_meta``, and a 2025 adapter of reduced scope (RV-06)."""
+        return self is not Revision.V2026_07_28
+
+    @classmethod
+    def parse(cls, text: object) -> Revision | None:
+        """The revision whose wire string is exactly ``text``, else ``None``.
+
+        No trimming and no case folding: ``" 2025-06-18"`` and ``"2026-07-28\\n"`` are unknown
+        revisions, which the protocol layer answers with its fixed error.  Anything that is not
+        a ``str`` is unknown too, so a decoded JSON value can be passed as it is.
+        """
+        if not isinstance(text, str):
+            return None
+        return _BY_WIRE.get(str.__str__(text))
+
+
+_BY_WIRE: dict[str, Revision] = {member.value: member for member in Revision}

@@ -20,7 +20,8 @@ from mcpkit.errors import ArgumentsInvalid
 from mcpkit.json import JsonArray, JsonObject, decode
 from mcpkit.limits import DEFAULT_LIMITS, Limits
 from mcpkit.schema._analyze import analyze_type
-from mcpkit.schema._bind import bind, integer_chars
+from mcpkit.schema._bind import bind
+from mcpkit.schema._bind_leaves import integer_chars
 from mcpkit.schema._typed import Int8, Int16, Int32, Int64, derive_input
 from mcpkit.schema._typeinfo import TypeModel
 

@@ -10,7 +10,7 @@ strings, controls, emoji, combining marks and NFC/NFD spellings survive as given
 is copied into immutable ``bytes`` (CB-03), so mutating the caller's buffer later changes
 nothing.  ``repr`` never shows text, binary data, ``data:`` URIs or metadata, only their sizes,
 because reprs end up in logs.  A refusal raises ``InvalidValueError`` naming the field and the
-rule, never the value.
+rule, never the value; the checks themselves are ``_checks``'s.
 
 ``to_json()`` gives the full, revision-independent wire object with the spec's member names.
 Projection to one revision (no icons on 2025-06-18) belongs to ``mcpkit.protocol``.
@@ -20,17 +20,30 @@ from __future__ import annotations
 
 import base64
 import enum
-import math
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from datetime import datetime
 from decimal import Decimal
 from typing import Any, ClassVar, Final, Literal, TypeAlias
 
-from mcpkit.errors import InvalidValueError
 from mcpkit.json import JsonObject, string
-from mcpkit.model._media import parse_media_type
+from mcpkit.model._checks import (
+    OPTIONAL_MEDIA_TYPE,
+    OPTIONAL_TEXT,
+    Checks,
+    absolute_uri,
+    byte_size,
+    icon_sizes,
+    icon_theme,
+    instance_of,
+    media_type,
+    meta_object,
+    optional,
+    private_bytes,
+    sequence_of,
+    timestamp,
+    unit_interval,
+    validate,
+)
 
 __all__ = [
     "Annotations",
@@ -47,12 +60,6 @@ __all__ = [
     "TextResourceContents",
 ]
 
-# RFC 3986 §3.1: scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), then ":".
-_SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
-# Never part of a URI (RFC 3986) or an IRI (RFC 3987): space, C0, DEL and C1 controls.
-_NOT_IN_URI: Final = re.compile(r"[\x00-\x20\x7f-\x9f]")
-_SIZE: Final = re.compile(r"[0-9]+x[0-9]+")
-_THEMES: Final = ("light", "dark")
 _PAYLOADS: Final = frozenset({"text", "data", "blob"})
 
 
@@ -63,134 +70,8 @@ class Role(enum.Enum):
     ASSISTANT = "assistant"
 
 
-# --- field checks: each takes the supplied value and returns the value to store ----------------
-
-_Check: TypeAlias = Callable[[Any], object]
-_Checks: TypeAlias = tuple[tuple[str, _Check], ...]
-
-
-def _validate(obj: Any) -> None:
-    """Run the class's field checks in order and store what they return (converted or copied).
-
-    A check raises ``InvalidValueError(rule)``; this adds the field, so every message reads
-    ``"Class.field: rule"`` and never contains the value.
-    """
-    for name, check in obj._CHECKS:
-        try:
-            object.__setattr__(obj, name, check(getattr(obj, name)))
-        except InvalidValueError as error:
-            raise InvalidValueError(f"{type(obj).__name__}.{name}: {error.rule}") from None
-
-
-def _optional(check: _Check) -> _Check:
-    return lambda value: None if value is None else check(value)
-
-
-def _uri(value: str) -> str:
-    """An absolute URI: a scheme is required, nothing is normalised (CB-08, CB-09)."""
-    value = string(value)
-    if _SCHEME.match(value) is None:
-        raise InvalidValueError("must be an absolute URI that starts with a scheme (RFC 3986)")
-    if _NOT_IN_URI.search(value) is not None:
-        raise InvalidValueError("a URI cannot contain spaces or control characters")
-    return value
-
-
-def _media_type(value: str) -> str:
-    return parse_media_type(value).text
-
-
-def _bytes(value: object) -> bytes:
-    if not isinstance(value, (bytes, bytearray, memoryview)):
-        raise InvalidValueError("must be bytes, bytearray or memoryview")
-    return bytes(value)  # a private copy of any mutable buffer (CB-03)
-
-
-def _meta(value: object) -> JsonObject | None:
-    if value is None:
-        return None
-    if not isinstance(value, Mapping):
-        raise InvalidValueError("must be a mapping")
-    return JsonObject(value)
-
-
-def _tuple(value: object, item: type, rule: str) -> tuple[Any, ...]:
-    if not isinstance(value, (list, tuple)):
-        raise InvalidValueError("must be a tuple or a list")
-    if not all(isinstance(each, item) for each in value):
-        raise InvalidValueError(rule)
-    return tuple(value)
-
-
-def _instance(kinds: tuple[type, ...], rule: str) -> _Check:
-    def check(value: object) -> object:
-        if not isinstance(value, kinds):
-            raise InvalidValueError(rule)
-        return value
-
-    return check
-
-
 def _audience(value: object) -> tuple[Role, ...]:
-    return _tuple(value, Role, "every audience entry must be a Role")
-
-
-def _priority(value: object) -> Decimal | int:
-    """A JSON number in [0, 1]; a float becomes the ``Decimal`` of its shortest repr."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
-        raise InvalidValueError("must be an int, float or Decimal")
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise InvalidValueError("must be finite")
-        value = Decimal(repr(value))
-    elif isinstance(value, Decimal) and not value.is_finite():
-        raise InvalidValueError("must be finite")
-    if not 0 <= value <= 1:
-        raise InvalidValueError("must be between 0 and 1 inclusive")
-    return value if isinstance(value, Decimal) else int(value)
-
-
-def _timestamp(value: str) -> str:
-    """ISO 8601 as ``datetime.fromisoformat`` reads it, plus a trailing ``Z``; kept as spelt."""
-    value = string(value)
-    spelling = value[:-1] + "+00:00" if value.endswith("Z") else value
-    if spelling.isascii():
-        try:
-            datetime.fromisoformat(spelling)
-        except ValueError:
-            pass
-        else:
-            return value
-    raise InvalidValueError("must be an ISO 8601 date-time")
-
-
-def _sizes(value: object) -> tuple[str, ...] | None:
-    """ASCII-decimal ``WxH`` with a lowercase ``x``, or exactly ``any`` (CB-11, CB-12)."""
-    if value is None:
-        return None
-    sizes = tuple(map(str.__str__, _tuple(value, str, "every size must be a str")))
-    for size in sizes:
-        if size != "any" and _SIZE.fullmatch(size) is None:
-            raise InvalidValueError(
-                "every size must be ASCII-decimal WxH with a lowercase x, or any"
-            )
-    return sizes or None
-
-
-def _theme(value: str) -> str:
-    if string(value) not in _THEMES:
-        raise InvalidValueError("must be 'light' or 'dark'")
-    return str.__str__(value)
-
-
-def _size(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidValueError("must be a non-negative int")
-    return int(value)
-
-
-_OPTIONAL_TEXT: Final = _optional(string)
-_OPTIONAL_MEDIA_TYPE: Final = _optional(_media_type)
+    return sequence_of(value, Role, "every audience entry must be a Role")
 
 
 # --- repr and wire form ------------------------------------------------------------------------
@@ -233,10 +114,10 @@ class _Value:
     """Construction checks each field (``_CHECKS``, in order); ``repr`` shows no payload."""
 
     __slots__ = ()
-    _CHECKS: ClassVar[_Checks] = ()
+    _CHECKS: ClassVar[Checks] = ()
 
     def __post_init__(self) -> None:
-        _validate(self)
+        validate(self)
 
     def __repr__(self) -> str:
         return _safe_repr(self)
@@ -260,10 +141,10 @@ class Annotations(_Value):
     priority: Decimal | float | None = None
     last_modified: str | None = None
 
-    _CHECKS: ClassVar[_Checks] = (
-        ("audience", _optional(_audience)),
-        ("priority", _optional(_priority)),
-        ("last_modified", _optional(_timestamp)),
+    _CHECKS: ClassVar[Checks] = (
+        ("audience", optional(_audience)),
+        ("priority", optional(unit_interval)),
+        ("last_modified", optional(timestamp)),
     )
 
     def to_json(self) -> JsonObject:
@@ -286,11 +167,11 @@ class Icon(_Value):
     sizes: tuple[str, ...] | None = None
     theme: Literal["light", "dark"] | None = None
 
-    _CHECKS: ClassVar[_Checks] = (
-        ("src", _uri),
-        ("mime_type", _OPTIONAL_MEDIA_TYPE),
-        ("sizes", _sizes),
-        ("theme", _optional(_theme)),
+    _CHECKS: ClassVar[Checks] = (
+        ("src", absolute_uri),
+        ("mime_type", OPTIONAL_MEDIA_TYPE),
+        ("sizes", icon_sizes),
+        ("theme", optional(icon_theme)),
     )
 
     def with_sizes(self, sizes: tuple[str, ...] | list[str] | None) -> Icon:
@@ -303,11 +184,11 @@ class Icon(_Value):
         return _wire(src=self.src, mimeType=self.mime_type, sizes=sizes, theme=self.theme)
 
 
-_ANNOTATIONS: Final = _optional(_instance((Annotations,), "must be an Annotations"))
+_ANNOTATIONS: Final = optional(instance_of((Annotations,), "must be an Annotations"))
 
 
 def _icons(value: object) -> tuple[Icon, ...]:
-    return _tuple(value, Icon, "every icon must be an Icon")
+    return sequence_of(value, Icon, "every icon must be an Icon")
 
 
 # --- content blocks ----------------------------------------------------------------------------
@@ -321,7 +202,11 @@ class TextContent(_Value):
     annotations: Annotations | None = None
     meta: Mapping[str, object] | None = None
 
-    _CHECKS: ClassVar[_Checks] = (("text", string), ("annotations", _ANNOTATIONS), ("meta", _meta))
+    _CHECKS: ClassVar[Checks] = (
+        ("text", string),
+        ("annotations", _ANNOTATIONS),
+        ("meta", meta_object),
+    )
 
     def to_json(self) -> JsonObject:
         annotations = _json(self.annotations)
@@ -339,11 +224,11 @@ class _BinaryContent(_Value):
     annotations: Annotations | None = None
     meta: Mapping[str, object] | None = None
 
-    _CHECKS: ClassVar[_Checks] = (
-        ("data", _bytes),
-        ("mime_type", _media_type),
+    _CHECKS: ClassVar[Checks] = (
+        ("data", private_bytes),
+        ("mime_type", media_type),
         ("annotations", _ANNOTATIONS),
-        ("meta", _meta),
+        ("meta", meta_object),
     )
 
     def to_json(self) -> JsonObject:
@@ -388,16 +273,16 @@ class ResourceLink(_Value):
     annotations: Annotations | None = None
     meta: Mapping[str, object] | None = None
 
-    _CHECKS: ClassVar[_Checks] = (
-        ("uri", _uri),
+    _CHECKS: ClassVar[Checks] = (
+        ("uri", absolute_uri),
         ("name", string),
-        ("title", _OPTIONAL_TEXT),
-        ("description", _OPTIONAL_TEXT),
-        ("mime_type", _OPTIONAL_MEDIA_TYPE),
-        ("size", _optional(_size)),
+        ("title", OPTIONAL_TEXT),
+        ("description", OPTIONAL_TEXT),
+        ("mime_type", OPTIONAL_MEDIA_TYPE),
+        ("size", optional(byte_size)),
         ("icons", _icons),
         ("annotations", _ANNOTATIONS),
-        ("meta", _meta),
+        ("meta", meta_object),
     )
 
     def icons_dropped(self) -> ResourceLink:
@@ -428,11 +313,11 @@ class TextResourceContents(_Value):
     mime_type: str | None = None
     meta: Mapping[str, object] | None = None
 
-    _CHECKS: ClassVar[_Checks] = (
-        ("uri", _uri),
+    _CHECKS: ClassVar[Checks] = (
+        ("uri", absolute_uri),
         ("text", string),
-        ("mime_type", _OPTIONAL_MEDIA_TYPE),
-        ("meta", _meta),
+        ("mime_type", OPTIONAL_MEDIA_TYPE),
+        ("meta", meta_object),
     )
 
     def to_json(self) -> JsonObject:
@@ -448,11 +333,11 @@ class BlobResourceContents(_Value):
     mime_type: str | None = None
     meta: Mapping[str, object] | None = None
 
-    _CHECKS: ClassVar[_Checks] = (
-        ("uri", _uri),
-        ("blob", _bytes),
-        ("mime_type", _OPTIONAL_MEDIA_TYPE),
-        ("meta", _meta),
+    _CHECKS: ClassVar[Checks] = (
+        ("uri", absolute_uri),
+        ("blob", private_bytes),
+        ("mime_type", OPTIONAL_MEDIA_TYPE),
+        ("meta", meta_object),
     )
 
     def to_json(self) -> JsonObject:
@@ -463,7 +348,7 @@ class BlobResourceContents(_Value):
 ResourceContents: TypeAlias = TextResourceContents | BlobResourceContents
 """What ``resources/read`` returns and an embedded resource holds."""
 
-_RESOURCE: Final = _instance(
+_RESOURCE: Final = instance_of(
     (TextResourceContents, BlobResourceContents),
     "must be a TextResourceContents or a BlobResourceContents",
 )
@@ -477,10 +362,10 @@ class EmbeddedResource(_Value):
     annotations: Annotations | None = None
     meta: Mapping[str, object] | None = None
 
-    _CHECKS: ClassVar[_Checks] = (
+    _CHECKS: ClassVar[Checks] = (
         ("resource", _RESOURCE),
         ("annotations", _ANNOTATIONS),
-        ("meta", _meta),
+        ("meta", meta_object),
     )
 
     def to_json(self) -> JsonObject:

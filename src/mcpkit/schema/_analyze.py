@@ -3,27 +3,27 @@
 Analysis runs once, at registration, and refuses everything outside the family with a
 ``SchemaError`` that names the type and where it was found (P1-03: fail at construction).
 Named types (frozen dataclasses, TypedDicts, enums) are analysed once each from a work queue and
-referred to by index, so recursive types need no cyclic structure.  Anonymous type expressions
-(``list[dict[str, int | None]]``) have one child per level, so they are walked by a loop: no
-input drives Python recursion here.  Nesting is capped by ``max_schema_depth`` and the number of
-named types by ``max_schema_nodes``, the bounds the compiled schema must meet anyway.
+referred to by index, so recursive types need no cyclic structure; ``_named`` reads their fields
+(and a handler's parameters), handing each annotation back to ``_Analyzer.field``.  Anonymous
+type expressions (``list[dict[str, int | None]]``) have one child per level, so they are walked
+by a loop: no input drives Python recursion here.  Nesting is capped by ``max_schema_depth``
+and the number of named types by ``max_schema_nodes``, the bounds the compiled schema must meet
+anyway.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
-import inspect
-import re
-import types
 import typing
 from collections import deque
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable
 from decimal import Decimal
-from typing import Annotated, Any, Final, Literal, TypeVar, Union
+from typing import Annotated, Any, Final, Literal, TypeVar
 
 from mcpkit.errors import SchemaError
 from mcpkit.limits import Limits
+from mcpkit.schema._named import UNIONS, define, parameters_object
 from mcpkit.schema._typeinfo import (
     MAX_FLOAT,
     Absent,
@@ -49,7 +49,6 @@ _NONE: Final = type(None)
 _SCALARS: Final[dict[type, Any]] = {
     str: "str", bool: "bool", int: "int", float: "float", Decimal: "decimal"
 }  # fmt: skip
-_UNIONS: Final = (Union, types.UnionType)
 
 
 def _describe(tp: object) -> str:
@@ -57,43 +56,6 @@ def _describe(tp: object) -> str:
     if isinstance(tp, type) and typing.get_origin(tp) is None and tp.__module__ != "typing":
         return tp.__qualname__
     return repr(tp)
-
-
-def _label(tp: object, depth: int = 0) -> str:
-    """A stable ``$defs`` base name: the qualified name, plus type arguments for generics."""
-    origin = typing.get_origin(tp)
-    if origin is Annotated:
-        return _label(typing.get_args(tp)[0], depth)
-    if origin is not None:
-        base = "Union" if origin in _UNIONS else _label(origin, depth)
-        if depth >= 4:
-            return base
-        args = [arg for arg in typing.get_args(tp) if arg is not Ellipsis]
-        return "-".join([base, *(_label(arg, depth + 1) for arg in args)])
-    if tp is _NONE:
-        return "None"
-    name = getattr(tp, "__qualname__", None) or type(tp).__name__
-    name = ".".join(part for part in name.split(".") if part != "<locals>")
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
-
-
-def _hints(obj: object, label: str) -> dict[str, Any]:
-    try:
-        return typing.get_type_hints(obj, include_extras=True)
-    except Exception as exc:  # NameError, TypeError, SyntaxError from string annotations
-        raise SchemaError(f"cannot resolve the annotations of {label}: {exc}") from exc
-
-
-def _substitute(hint: Any, env: Mapping[object, Any]) -> Any:
-    """Replace type variables by a generic instantiation's arguments."""
-    if not env:
-        return hint
-    if isinstance(hint, TypeVar):
-        return env.get(hint, hint)
-    params = getattr(hint, "__parameters__", ())
-    if typing.get_origin(hint) is None or not params:
-        return hint
-    return hint[tuple(env.get(p, p) for p in params)]
 
 
 def _cycles(edges: list[set[int]]) -> set[int]:
@@ -182,12 +144,12 @@ class _Analyzer:
         while self.queue:
             index, tp = self.queue.popleft()
             self.owner = index
-            self.named[index] = self.define(tp)
+            self.named[index] = define(tp, self.field)
         strong = _cycles(self.strong)
         if strong:
-            label = self.named[min(strong)].label  # type: ignore[union-attr]
+            name = self.named[min(strong)].label  # type: ignore[union-attr]
             raise SchemaError(
-                f"{label} can only reach itself through required fields, so no value of it is "
+                f"{name} can only reach itself through required fields, so no value of it is "
                 "finite; make one of those fields T | None, a list or a dict"
             )
         named = tuple(info for info in self.named if info is not None)
@@ -229,7 +191,7 @@ class _Analyzer:
                             "(one Arg and one Width at most)"
                         )
             origin = typing.get_origin(tp)
-            if origin in _UNIONS:
+            if origin in UNIONS:
                 arms = typing.get_args(tp)
                 rest = [a for a in arms if a is not _NONE]
                 if len(rest) != 1 or len(rest) == len(arms):
@@ -339,73 +301,10 @@ class _Analyzer:
             self.edges[self.owner].add(index)
         return index
 
-    def define(self, tp: Any) -> ObjectInfo | EnumInfo:
-        origin = typing.get_origin(tp)
-        cls = tp if origin is None else origin
-        label = _label(tp)
-        if issubclass(cls, enum.Enum):
-            return _enum(cls, label)
-        env = dict(zip(cls.__parameters__, typing.get_args(tp), strict=True)) if origin else {}
-        hints = _hints(cls, label)
-        fields: list[FieldInfo] = []
-        if typing.is_typeddict(cls):
-            required_keys = cls.__required_keys__
-            for key, hint in hints.items():
-                check_text(f"key {key!r} of {label}", key)
-                # From the wrapper, not only __required_keys__: Python 3.11 misses wrappers
-                # spelled as strings (``from __future__ import annotations``).
-                must = key in required_keys
-                if typing.get_origin(hint) in (typing.Required, typing.NotRequired):
-                    must = typing.get_origin(hint) is typing.Required
-                    hint = typing.get_args(hint)[0]
-                where = f"key {key!r} of {label}"
-                fields.append(self.field(key, _substitute(hint, env), where, must, None))
-            return ObjectInfo(label, "typeddict", cls, self.named_fields(fields, label))
-        declared = {f.name: f for f in dataclasses.fields(cls)}
-        for name in cls.__dataclass_fields__:
-            if name not in declared and isinstance(hints.get(name), dataclasses.InitVar):
-                raise SchemaError(f"field {name!r} of {label}: InitVar is not supported")
-        for name, f in declared.items():
-            where = f"field {name!r} of {label}"
-            if not f.init:
-                raise SchemaError(f"{where}: init=False fields are not supported")
-            has_default = f.default is not dataclasses.MISSING or (
-                f.default_factory is not dataclasses.MISSING
-            )
-            default = Absent.OMIT if has_default else None
-            hint = _substitute(hints[name], env)
-            fields.append(self.field(name, hint, where, True, default))
-        return ObjectInfo(label, "dataclass", cls, self.named_fields(fields, label))
-
     def parameters(self, fn: Callable[..., object], excluded: frozenset[object]) -> None:
-        label = _label(fn)
         self.register(("parameters", id(fn)), True, None)
         self.owner = 0
-        try:
-            signature = inspect.signature(fn)
-        except (TypeError, ValueError) as exc:
-            raise SchemaError(f"cannot read the parameters of {label}: {exc}") from exc
-        hints = _hints(inspect.unwrap(getattr(fn, "__func__", fn)), label)
-        params = list(signature.parameters.values())
-        if params and params[0].name in ("self", "cls"):
-            params = params[1:]
-        fields: list[FieldInfo] = []
-        for param in params:
-            where = f"parameter {param.name!r} of {label}"
-            if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
-                raise SchemaError(f"{where}: only named parameters can be tool arguments")
-            if param.name not in hints:
-                raise SchemaError(f"{where}: a type annotation is required")
-            hint = hints[param.name]
-            if _is_excluded(hint, excluded):
-                continue
-            field = self.field(param.name, hint, where, True, None)
-            if param.default is not param.empty:
-                field = dataclasses.replace(
-                    field, required=False, absent=Absent.DEFAULT, default=param.default
-                )
-            fields.append(field)
-        self.named[0] = ObjectInfo(label, "parameters", fn, self.named_fields(fields, label))
+        self.named[0] = parameters_object(fn, excluded, self.field)
 
     def field(
         self, attr: str, hint: Any, where: str, must: bool, absent: Absent | None
@@ -422,15 +321,6 @@ class _Analyzer:
         header = None if arg is None else arg.header
         return FieldInfo(attr, name, info, required, absent, None, header, optional)
 
-    @staticmethod
-    def named_fields(fields: list[FieldInfo], label: str) -> tuple[FieldInfo, ...]:
-        seen: set[str] = set()
-        for f in fields:
-            if f.name in seen:
-                raise SchemaError(f"{label}: the property name {f.name!r} is used twice")
-            seen.add(f.name)
-        return tuple(fields)
-
 
 def _has_bounds(arg: Arg) -> bool:
     return arg.minimum is not None or arg.maximum is not None
@@ -438,27 +328,3 @@ def _has_bounds(arg: Arg) -> bool:
 
 def _doc(arg: Arg | None) -> dict[str, str | None]:
     return {} if arg is None else {"title": arg.title, "description": arg.description}
-
-
-def _is_excluded(hint: object, excluded: frozenset[object]) -> bool:
-    try:
-        return hint in excluded or typing.get_origin(hint) in excluded
-    except TypeError:  # unhashable metadata: not a marker
-        return False
-
-
-def _enum(cls: type[enum.Enum], label: str) -> EnumInfo:
-    members = list(cls)
-    values = tuple(member.value for member in members)
-    if not members:
-        raise SchemaError(f"{label}: an enum needs at least one member")
-    if all(type(value) is str for value in values):
-        for value in values:
-            check_text(f"{label}: an enum value", value)
-        json_type: Literal["string", "integer"] = "string"
-    elif all(type(value) is int for value in values):
-        json_type = "integer"
-    else:
-        raise SchemaError(f"{label}: enum values must be all str or all int")
-    by_value = types.MappingProxyType(dict(zip(values, members, strict=True)))
-    return EnumInfo(label, cls, json_type, values, by_value)

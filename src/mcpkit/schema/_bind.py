@@ -1,4 +1,5 @@
-"""JSON arguments to typed Python values (TD-02..07, TD-12; seed 000 "Java type derivation").
+"""JSON arguments to typed Python values: containers and the binding driver (TD-06, TD-12;
+seed 000 "Java type derivation").
 
 Binding follows schema validation but never trusts it: any JSON value, valid or not, either
 binds or raises :class:`~mcpkit.errors.ArgumentsInvalid` with its fixed message (IV-02..04)
@@ -7,12 +8,8 @@ is paid:
 
 - each value counts one node against ``max_json_nodes`` (TD-12); a container pays for all its
   members when it is opened, before any of them is bound;
-- an integer's expanded decimal spelling (minus sign included) is measured before the ``int``
-  exists: a ``Decimal`` by ``adjusted()``, so ``1e9999`` is 10,000 characters and refused
-  without expansion (TD-05).  One value may spell ``max_integer_chars`` (TD-02), one binding
-  ``max_binding_integer_chars`` in total, every conversion counted (TD-03/04);
-- fixed-width ranges are compared on the ``Decimal`` itself, before ``int()``;
-- every container opened counts one level against ``max_json_depth``.
+- every container opened counts one level against ``max_json_depth``;
+- integers, fixed-width ranges and floats are priced by their leaves (``_bind_leaves``).
 
 The type analysis is done once: :class:`Binder` compiles a ``TypeModel`` into *leaves*, plain
 functions ``(value, budget, depth) -> bound`` with their parameters bound in, and one shared
@@ -20,25 +17,29 @@ plan per object type: ``(json name, attribute, leaf or container, absent rule, d
 field.  Scalars, enums, literals and containers whose types nest at most ``_INLINE`` containers
 are leaves, bound by direct calls.  Deeper and recursive types bind in generator frames that
 one driver loop keeps on an explicit stack, so the Python stack never grows with the input.
-Leaves dispatch on the value's exact type and use ``isinstance`` only for subclasses.
-
-``Decimal`` arguments are kept exactly as parsed (TD-07); ``float`` is ``float(Decimal)`` and
-must be finite.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Generator
-from decimal import Decimal
 from functools import partial
-from typing import Any, Final, NoReturn, TypeAlias
+from typing import Any, Final, TypeAlias
 
 from mcpkit.errors import ArgumentsFailure, ArgumentsInvalid
 from mcpkit.json import JsonArray, JsonObject
 from mcpkit.limits import Limits
+from mcpkit.schema._bind_leaves import (
+    NODES,
+    SCALAR_LEAVES,
+    Budget,
+    Leaf,
+    enum_leaf,
+    integer_leaf,
+    literal_leaf,
+    nullable_leaf,
+    refuse,
+)
 from mcpkit.schema._typeinfo import (
-    MAX_FLOAT,
     Absent,
     ArrayInfo,
     EnumInfo,
@@ -53,44 +54,22 @@ from mcpkit.schema._typeinfo import (
     TypeModel,
 )
 
-__all__ = ["Binder", "bind", "integer_chars"]
+__all__ = ["Binder", "bind"]
 
 F = ArgumentsFailure
 _INLINE: Final = 8  # containers one leaf may nest: bounds Python recursion by the type, not input
 _END: Final = object()
-_MAX_FLOAT_INT: Final = int(MAX_FLOAT)
-# floor(log10(2) * 10**50): exact digit counts of huge ints without str() (see integer_chars)
-_LOG10_2: Final = 30102999566398119521373889472449302676818988146211
-_SCALE: Final = 10**50
 _OBJECTS: Final = frozenset({JsonObject, dict})
 _ARRAYS: Final = frozenset({JsonArray, list, tuple})
 _LISTS: Final = (list, tuple)
 # An absent property: refused, left out (a dataclass default or a missing TypedDict key
 # applies), or filled with the plan's default (None for ``T | None``, a parameter's default).
 _REQUIRED, _OMIT, _FILL = 0, 1, 2
-_NODES, _CHARS = 0, 1  # indexes into a Budget
 
-Budget: TypeAlias = list[int]  # [nodes left, integer characters left]: one per binding
-Leaf: TypeAlias = Callable[[Any, Budget, int], object]  # (value, budget, depth index)
 Request: TypeAlias = "tuple[_Container | None, Any]"  # (None, result) closes a frame
 Frame: TypeAlias = Generator["Request", object, None]
 Opener: TypeAlias = Callable[[Any, Budget, int], Frame]  # (value, budget, members' depth)
 Field: TypeAlias = "tuple[str, str, Leaf | None, _Container | None, int, object]"
-
-
-def _refuse(reason: ArgumentsFailure) -> NoReturn:
-    raise ArgumentsInvalid(reason)
-
-
-def integer_chars(value: int) -> int:
-    """Length of ``str(value)`` without building it when ``value`` is huge."""
-    bits = value.bit_length()
-    if bits <= 9_000:  # at most 2,710 digits: cheap, and inside Python's int-to-str limit
-        return len(str(value))
-    digits = bits * _LOG10_2 // _SCALE + 1  # the larger of the two candidates
-    if abs(value) < 10 ** (digits - 1):
-        digits -= 1
-    return digits + (value < 0)
 
 
 def bind(model: TypeModel, value: object, limits: Limits) -> object:
@@ -180,18 +159,18 @@ def _open(
 ) -> int:
     """What opening a container checks, in the driver's order; returns its members' depth."""
     if type(value) not in exact and not isinstance(value, base):
-        _refuse(F.TYPE)
+        refuse(F.TYPE)
     if depth >= max_depth:
-        _refuse(F.DEPTH)
-    budget[_NODES] -= len(value)
-    if budget[_NODES] < 0:
-        _refuse(F.NODES)
+        refuse(F.DEPTH)
+    budget[NODES] -= len(value)
+    if budget[NODES] < 0:
+        refuse(F.NODES)
     return depth + 1
 
 
 def _absent(out: dict[str, object], attr: str, absent: int, default: object) -> None:
     if absent == _REQUIRED:
-        _refuse(F.MISSING_PROPERTY)
+        refuse(F.MISSING_PROPERTY)
     if absent == _FILL:
         out[attr] = default
 
@@ -211,7 +190,7 @@ def _object_frame(plan: _Plan, source: Any, budget: Budget, depth: int) -> Frame
         matched += 1
         out[attr] = leaf(value, budget, depth) if leaf is not None else (yield nested, value)
     if matched != len(source):
-        _refuse(F.UNKNOWN_PROPERTY)
+        refuse(F.UNKNOWN_PROPERTY)
     result: object = out
     if plan.target is not None:
         try:
@@ -244,7 +223,7 @@ def _map_frame(
     out: dict[str, object] = {}
     for key, member in source.items():
         if type(key) is not str and not isinstance(key, str):
-            _refuse(F.MEMBER_NAME)
+            refuse(F.MEMBER_NAME)
         out[key] = leaf(member, budget, depth) if leaf is not None else (yield nested, member)
     yield None, out
 
@@ -266,7 +245,7 @@ def _inline_object(plan: _Plan, max_depth: int) -> Leaf:
             matched += 1
             out[attr] = leaf(member, budget, depth)  # type: ignore[misc]
         if matched != len(value):
-            _refuse(F.UNKNOWN_PROPERTY)
+            refuse(F.UNKNOWN_PROPERTY)
         if plan.target is None:
             return out
         try:
@@ -292,7 +271,7 @@ def _inline_map(item: Leaf, max_depth: int) -> Leaf:
         out: dict[str, object] = {}
         for key, member in value.items():
             if type(key) is not str and not isinstance(key, str):
-                _refuse(F.MEMBER_NAME)
+                refuse(F.MEMBER_NAME)
             out[key] = item(member, budget, depth)
         return out
 
@@ -312,7 +291,7 @@ class _Compiler:
         self.named: list[Leaf | _Container] = []
         for info, level in zip(model.named, self.levels, strict=True):
             if isinstance(info, EnumInfo):
-                self.named.append(_enum_leaf(info))
+                self.named.append(enum_leaf(info))
                 continue
             plan = _Plan(info.target if info.kind == "dataclass" else None)
             self.plans.append((plan, info))
@@ -383,10 +362,7 @@ class _Compiler:
         node, level = self.terminal(info)
         for wrapper in reversed(wrappers):
             if isinstance(wrapper, NullableInfo):
-                if isinstance(node, _Container):
-                    node = node.nullable_copy()
-                else:
-                    node = _nullable_leaf(node)
+                node = node.nullable_copy() if isinstance(node, _Container) else nullable_leaf(node)
                 continue
             is_array = isinstance(wrapper, ArrayInfo)
             as_tuple = isinstance(wrapper, ArrayInfo) and wrapper.as_tuple
@@ -410,141 +386,9 @@ class _Compiler:
         if isinstance(info, RefInfo):
             return self.named[info.index], self.levels[info.index]
         if isinstance(info, LiteralInfo):
-            return _literal_leaf(info.values), 0
+            return literal_leaf(info.values), 0
         if info.kind == "int":
             width = info.width
             low, high = (None, None) if width is None else (width.minimum, width.maximum)
-            return _integer_leaf(low, high, self.max_chars), 0
-        return _SCALAR_LEAVES[info.kind], 0
-
-
-# --- scalar leaves: no container, so ``depth`` is not used --------------------------------------
-
-
-def _str_leaf(value: Any, budget: Budget, depth: int) -> object:
-    if type(value) is str or isinstance(value, str):
-        return value
-    _refuse(F.TYPE)
-
-
-def _bool_leaf(value: Any, budget: Budget, depth: int) -> object:
-    if value is True or value is False:
-        return value
-    _refuse(F.TYPE)
-
-
-def _float_leaf(value: Any, budget: Budget, depth: int) -> object:
-    kind = type(value)
-    if kind is Decimal or (kind is not int and isinstance(value, Decimal)):
-        if not value.is_finite():  # float(sNaN) would raise
-            _refuse(F.FLOAT_RANGE)
-        result = float(value)  # overflow becomes inf: refused
-        if not math.isfinite(result):
-            _refuse(F.FLOAT_RANGE)
-        return result
-    if kind is int or (isinstance(value, int) and kind is not bool):
-        if not -_MAX_FLOAT_INT <= value <= _MAX_FLOAT_INT:
-            _refuse(F.FLOAT_RANGE)
-        return float(value)
-    _refuse(F.TYPE)
-
-
-def _decimal_leaf(value: Any, budget: Budget, depth: int) -> object:
-    kind = type(value)
-    if kind is Decimal or (kind is not int and isinstance(value, Decimal)):
-        if value.is_finite():
-            return value  # TD-07: exactly as parsed
-    elif kind is int or (isinstance(value, int) and kind is not bool):
-        return Decimal(value)
-    _refuse(F.TYPE)
-
-
-_SCALAR_LEAVES: Final[dict[str, Leaf]] = {
-    "str": _str_leaf,
-    "bool": _bool_leaf,
-    "float": _float_leaf,
-    "decimal": _decimal_leaf,
-}
-
-
-def _integer_leaf(low: int | None, high: int | None, max_chars: int) -> Leaf:
-    def bind_integer(value: Any, budget: Budget, depth: int) -> object:
-        kind = type(value)
-        if kind is int:
-            bits = value.bit_length()
-            chars = len(str(value)) if bits <= 60 else integer_chars(value)
-        elif kind is Decimal or isinstance(value, Decimal):
-            if not value.is_finite() or value != value.to_integral_value():
-                _refuse(F.NOT_INTEGER)
-            # -0, 0E+5 and 0.00 all bind to 0: one character
-            chars = 1 if value.is_zero() else value.adjusted() + 1 + value.is_signed()
-        elif isinstance(value, int) and kind is not bool:
-            value = int(value)  # an int subclass (an IntEnum member) as a plain int
-            chars = integer_chars(value)
-        else:
-            _refuse(F.TYPE)
-        if chars > max_chars:
-            _refuse(F.INTEGER_CHARS)
-        budget[_CHARS] -= chars
-        if budget[_CHARS] < 0:
-            _refuse(F.BINDING_INTEGER_CHARS)
-        if low is not None and not low <= value <= high:
-            _refuse(F.INTEGER_WIDTH)
-        return value if kind is int else int(value)
-
-    return bind_integer
-
-
-def _is_number(value: object) -> bool:
-    if isinstance(value, Decimal):
-        return value.is_finite()
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _enum_leaf(info: EnumInfo) -> Leaf:
-    by_value = dict(info.by_value)  # a plain dict: faster than the read-only proxy
-    strings = info.json_type == "string"
-
-    def bind_enum(value: Any, budget: Budget, depth: int) -> object:
-        if strings:
-            if isinstance(value, str):
-                found = by_value.get(value)
-                if found is not None:
-                    return found
-        elif _is_number(value):
-            found = by_value.get(value)  # 1.0 and 1E+0 hash as 1: no expansion
-            if found is not None:
-                return found
-        _refuse(F.ENUM)
-
-    return bind_enum
-
-
-def _literal_leaf(values: tuple[str | int | bool, ...]) -> Leaf:
-    """The member JSON-equal to the value: one table per JSON kind, as ``True == 1``."""
-    tables: dict[type, dict[object, object]] = {str: {}, int: {}, bool: {}}
-    for member in values:
-        tables[type(member)][member] = member
-
-    def bind_literal(value: Any, budget: Budget, depth: int) -> object:
-        if value is True or value is False:
-            table = tables[bool]
-        elif isinstance(value, str):
-            table = tables[str]
-        elif _is_number(value):
-            table = tables[int]
-        else:
-            _refuse(F.TYPE)
-        found = table.get(value, _END)
-        if found is _END:
-            _refuse(F.LITERAL)
-        return found
-
-    return bind_literal
-
-
-def _nullable_leaf(inner: Leaf) -> Leaf:
-    def bind_nullable(value: Any, budget: Budget, depth: int) -> object:
-        return None if value is None else inner(value, budget, depth)
-
-    return bind_nullable
+            return integer_leaf(low, high, self.max_chars), 0
+        return SCALAR_LEAVES[info.kind], 0

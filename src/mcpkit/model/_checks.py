@@ -1,0 +1,171 @@
+"""Field checks for the model's frozen values (CB-03, CB-08..12, CB-16; DESIGN.md §1.2).
+
+A check takes the value a caller supplied and returns the value to store: converted (a float
+priority becomes a ``Decimal``), copied (binary data becomes immutable ``bytes``) or as given.
+It raises ``InvalidValueError(rule)`` with a fixed rule and never the value; :func:`validate`
+runs a class's ``_CHECKS`` table in order and adds the field, so every message reads
+``"Class.field: rule"``.  The classes and their tables are ``_content``'s.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Final, TypeAlias
+
+from mcpkit.errors import InvalidValueError
+from mcpkit.json import JsonObject, string
+from mcpkit.model._media import parse_media_type
+
+__all__ = [
+    "OPTIONAL_MEDIA_TYPE",
+    "OPTIONAL_TEXT",
+    "Check",
+    "Checks",
+    "absolute_uri",
+    "byte_size",
+    "icon_sizes",
+    "icon_theme",
+    "instance_of",
+    "media_type",
+    "meta_object",
+    "optional",
+    "private_bytes",
+    "sequence_of",
+    "timestamp",
+    "unit_interval",
+    "validate",
+]
+
+# RFC 3986 §3.1: scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), then ":".
+_SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+# Never part of a URI (RFC 3986) or an IRI (RFC 3987): space, C0, DEL and C1 controls.
+_NOT_IN_URI: Final = re.compile(r"[\x00-\x20\x7f-\x9f]")
+_SIZE: Final = re.compile(r"[0-9]+x[0-9]+")
+_THEMES: Final = ("light", "dark")
+
+Check: TypeAlias = Callable[[Any], object]
+Checks: TypeAlias = tuple[tuple[str, Check], ...]
+
+
+def validate(obj: Any) -> None:
+    """Run the class's field checks in order and store what they return (converted or copied).
+
+    A check raises ``InvalidValueError(rule)``; this adds the field, so every message reads
+    ``"Class.field: rule"`` and never contains the value.
+    """
+    for name, check in obj._CHECKS:
+        try:
+            object.__setattr__(obj, name, check(getattr(obj, name)))
+        except InvalidValueError as error:
+            raise InvalidValueError(f"{type(obj).__name__}.{name}: {error.rule}") from None
+
+
+def optional(check: Check) -> Check:
+    return lambda value: None if value is None else check(value)
+
+
+def absolute_uri(value: str) -> str:
+    """An absolute URI: a scheme is required, nothing is normalised (CB-08, CB-09)."""
+    value = string(value)
+    if _SCHEME.match(value) is None:
+        raise InvalidValueError("must be an absolute URI that starts with a scheme (RFC 3986)")
+    if _NOT_IN_URI.search(value) is not None:
+        raise InvalidValueError("a URI cannot contain spaces or control characters")
+    return value
+
+
+def media_type(value: str) -> str:
+    return parse_media_type(value).text
+
+
+def private_bytes(value: object) -> bytes:
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise InvalidValueError("must be bytes, bytearray or memoryview")
+    return bytes(value)  # a private copy of any mutable buffer (CB-03)
+
+
+def meta_object(value: object) -> JsonObject | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise InvalidValueError("must be a mapping")
+    return JsonObject(value)
+
+
+def sequence_of(value: object, item: type, rule: str) -> tuple[Any, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise InvalidValueError("must be a tuple or a list")
+    if not all(isinstance(each, item) for each in value):
+        raise InvalidValueError(rule)
+    return tuple(value)
+
+
+def instance_of(kinds: tuple[type, ...], rule: str) -> Check:
+    def check(value: object) -> object:
+        if not isinstance(value, kinds):
+            raise InvalidValueError(rule)
+        return value
+
+    return check
+
+
+def unit_interval(value: object) -> Decimal | int:
+    """A JSON number in [0, 1]; a float becomes the ``Decimal`` of its shortest repr."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        raise InvalidValueError("must be an int, float or Decimal")
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidValueError("must be finite")
+        value = Decimal(repr(value))
+    elif isinstance(value, Decimal) and not value.is_finite():
+        raise InvalidValueError("must be finite")
+    if not 0 <= value <= 1:
+        raise InvalidValueError("must be between 0 and 1 inclusive")
+    return value if isinstance(value, Decimal) else int(value)
+
+
+def timestamp(value: str) -> str:
+    """ISO 8601 as ``datetime.fromisoformat`` reads it, plus a trailing ``Z``; kept as spelt."""
+    value = string(value)
+    spelling = value[:-1] + "+00:00" if value.endswith("Z") else value
+    if spelling.isascii():
+        try:
+            datetime.fromisoformat(spelling)
+        except ValueError:
+            pass
+        else:
+            return value
+    raise InvalidValueError("must be an ISO 8601 date-time")
+
+
+def icon_sizes(value: object) -> tuple[str, ...] | None:
+    """ASCII-decimal ``WxH`` with a lowercase ``x``, or exactly ``any`` (CB-11, CB-12)."""
+    if value is None:
+        return None
+    sizes = tuple(map(str.__str__, sequence_of(value, str, "every size must be a str")))
+    for size in sizes:
+        if size != "any" and _SIZE.fullmatch(size) is None:
+            raise InvalidValueError(
+                "every size must be ASCII-decimal WxH with a lowercase x, or any"
+            )
+    return sizes or None
+
+
+def icon_theme(value: str) -> str:
+    if string(value) not in _THEMES:
+        raise InvalidValueError("must be 'light' or 'dark'")
+    return str.__str__(value)
+
+
+def byte_size(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidValueError("must be a non-negative int")
+    return int(value)
+
+
+OPTIONAL_TEXT: Final = optional(string)
+OPTIONAL_MEDIA_TYPE: Final = optional(media_type)

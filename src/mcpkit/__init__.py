@@ -8,6 +8,7 @@ their full name, for example ``import mcpkit.json``.
 from mcpkit._version import __version__ as __version__
 from mcpkit.errors import ArgumentsFailure as ArgumentsFailure
 from mcpkit.errors import ArgumentsInvalid as ArgumentsInvalid
+from mcpkit.errors import Cancelled as Cancelled
 from mcpkit.errors import ConfigurationError as ConfigurationError
 from mcpkit.errors import HeaderMismatch as HeaderMismatch
 from mcpkit.errors import InternalError as InternalError
@@ -28,18 +29,37 @@ from mcpkit.errors import SchemaError as SchemaError
 from mcpkit.errors import UnsupportedProtocolVersion as UnsupportedProtocolVersion
 from mcpkit.limits import DEFAULT_LIMITS as DEFAULT_LIMITS
 from mcpkit.limits import Limits as Limits
+from mcpkit.model import UNSET as UNSET
 from mcpkit.model import Annotations as Annotations
 from mcpkit.model import AudioContent as AudioContent
 from mcpkit.model import BlobResourceContents as BlobResourceContents
+from mcpkit.model import CachePolicy as CachePolicy
+from mcpkit.model import CancellationToken as CancellationToken
+from mcpkit.model import CompleteResult as CompleteResult
 from mcpkit.model import ContentBlock as ContentBlock
 from mcpkit.model import EmbeddedResource as EmbeddedResource
 from mcpkit.model import Icon as Icon
 from mcpkit.model import ImageContent as ImageContent
+from mcpkit.model import Implementation as Implementation
+from mcpkit.model import InputRequiredResult as InputRequiredResult
+from mcpkit.model import InvocationFeatures as InvocationFeatures
+from mcpkit.model import OperationResult as OperationResult
+from mcpkit.model import OperationType as OperationType
+from mcpkit.model import ProgressReporter as ProgressReporter
+from mcpkit.model import PromptMessage as PromptMessage
+from mcpkit.model import PromptOutput as PromptOutput
+from mcpkit.model import RequestContext as RequestContext
 from mcpkit.model import ResourceLink as ResourceLink
+from mcpkit.model import ResourceOutput as ResourceOutput
 from mcpkit.model import Revision as Revision
 from mcpkit.model import Role as Role
+from mcpkit.model import TaskCreatedResult as TaskCreatedResult
 from mcpkit.model import TextContent as TextContent
 from mcpkit.model import TextResourceContents as TextResourceContents
+from mcpkit.model import ToolAnnotations as ToolAnnotations
+from mcpkit.model import ToolArguments as ToolArguments
+from mcpkit.model import ToolOutput as ToolOutput
+from mcpkit.model import ToolRegistration as ToolRegistration
 from mcpkit.schema import Arg as Arg
 from mcpkit.schema import Int8 as Int8
 from mcpkit.schema import Int16 as Int16
@@ -49,18 +69,25 @@ from mcpkit.schema import Width as Width
 
 __all__ = (
     "DEFAULT_LIMITS",
+    "UNSET",
     "Annotations",
     "Arg",
     "ArgumentsFailure",
     "ArgumentsInvalid",
     "AudioContent",
     "BlobResourceContents",
+    "CachePolicy",
+    "CancellationToken",
+    "Cancelled",
+    "CompleteResult",
     "ConfigurationError",
     "ContentBlock",
     "EmbeddedResource",
     "HeaderMismatch",
     "Icon",
     "ImageContent",
+    "Implementation",
+    "InputRequiredResult",
     "Int8",
     "Int16",
     "Int32",
@@ -69,23 +96,36 @@ __all__ = (
     "InvalidParams",
     "InvalidRequest",
     "InvalidValueError",
+    "InvocationFeatures",
     "Limits",
     "MCPKitError",
     "MethodNotFound",
     "MissingClientCapability",
+    "OperationResult",
+    "OperationType",
     "OutputError",
     "OutputFailure",
     "ParseError",
     "ParseFailure",
+    "ProgressReporter",
+    "PromptMessage",
+    "PromptOutput",
     "ProtocolError",
     "RateLimited",
+    "RequestContext",
     "ResourceLink",
     "ResourceNotFound",
+    "ResourceOutput",
     "Revision",
     "Role",
     "SchemaError",
+    "TaskCreatedResult",
     "TextContent",
     "TextResourceContents",
+    "ToolAnnotations",
+    "ToolArguments",
+    "ToolOutput",
+    "ToolRegistration",
     "UnsupportedProtocolVersion",
     "Width",
     "__version__",

@@ -22,6 +22,7 @@ Tree::
     │   ├── MissingClientCapability   -32021  400
     │   ├── UnsupportedProtocolVersion -32022 400
     │   └── RateLimited               -31999  429
+    ├── Cancelled                     raised by a cancelled request's CancellationToken; never sent
     ├── ConfigurationError            invalid construction (limits, endpoints, schemas); detailed
     │   └── SchemaError               an authored schema or a Python type is outside Profile 1
     └── InvalidValueError             a value factory refused its input (e.g. an unpaired surrogate)
@@ -39,6 +40,7 @@ from typing import ClassVar
 __all__ = [
     "ArgumentsFailure",
     "ArgumentsInvalid",
+    "Cancelled",
     "ConfigurationError",
     "HeaderMismatch",
     "InternalError",
@@ -222,6 +224,19 @@ class RateLimited(ProtocolError):
     jsonrpc_code = -31999
     http_status = 429
     message = "Rate limit exceeded"
+
+
+class Cancelled(MCPKitError):
+    """Raised by ``CancellationToken.raise_if_cancelled()`` inside a cancelled handler.
+
+    It carries no reason and no cause: the server already knows why it cancelled, and what the
+    client sees is decided by the server, never written from this exception.
+    """
+
+    message = "Request cancelled"
+
+    def __init__(self) -> None:
+        super().__init__(self.message)
 
 
 class ConfigurationError(MCPKitError, ValueError):

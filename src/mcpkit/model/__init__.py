@@ -17,30 +17,84 @@ from mcpkit.model._content import ResourceLink as ResourceLink
 from mcpkit.model._content import Role as Role
 from mcpkit.model._content import TextContent as TextContent
 from mcpkit.model._content import TextResourceContents as TextResourceContents
+from mcpkit.model._context import CancellationToken as CancellationToken
+from mcpkit.model._context import InvocationFeatures as InvocationFeatures
+from mcpkit.model._context import OperationType as OperationType
+from mcpkit.model._context import ProgressReporter as ProgressReporter
+from mcpkit.model._context import RequestContext as RequestContext
+from mcpkit.model._context import RequestId as RequestId
+from mcpkit.model._context import ToolArguments as ToolArguments
+from mcpkit.model._implementation import CachePolicy as CachePolicy
+from mcpkit.model._implementation import CacheScope as CacheScope
+from mcpkit.model._implementation import Implementation as Implementation
 from mcpkit.model._media import MediaType as MediaType
 from mcpkit.model._media import parse_media_type as parse_media_type
 from mcpkit.model._paths import validate_endpoint_path as validate_endpoint_path
+from mcpkit.model._results import UNSET as UNSET
+from mcpkit.model._results import CompletePayload as CompletePayload
+from mcpkit.model._results import CompleteResult as CompleteResult
+from mcpkit.model._results import InputRequiredResult as InputRequiredResult
+from mcpkit.model._results import OperationResult as OperationResult
+from mcpkit.model._results import PromptMessage as PromptMessage
+from mcpkit.model._results import PromptOutput as PromptOutput
+from mcpkit.model._results import ResourceOutput as ResourceOutput
+from mcpkit.model._results import TaskCreatedResult as TaskCreatedResult
+from mcpkit.model._results import ToolOutput as ToolOutput
+from mcpkit.model._results import Unset as Unset
 from mcpkit.model._revision import Revision as Revision
 from mcpkit.model._templates import UriTemplate as UriTemplate
 from mcpkit.model._templates import check_no_overlaps as check_no_overlaps
 from mcpkit.model._templates import is_template as is_template
 from mcpkit.model._templates import overlaps as overlaps
+from mcpkit.model._tool_annotations import RequestStateMode as RequestStateMode
+from mcpkit.model._tool_annotations import ToolAnnotations as ToolAnnotations
+from mcpkit.model._tool_annotations import ToolShape as ToolShape
+from mcpkit.model._tools import OperationHandler as OperationHandler
+from mcpkit.model._tools import ToolHandler as ToolHandler
+from mcpkit.model._tools import ToolRegistration as ToolRegistration
 
 __all__ = (
+    "UNSET",
     "Annotations",
     "AudioContent",
     "BlobResourceContents",
+    "CachePolicy",
+    "CacheScope",
+    "CancellationToken",
+    "CompletePayload",
+    "CompleteResult",
     "ContentBlock",
     "EmbeddedResource",
     "Icon",
     "ImageContent",
+    "Implementation",
+    "InputRequiredResult",
+    "InvocationFeatures",
     "MediaType",
+    "OperationHandler",
+    "OperationResult",
+    "OperationType",
+    "ProgressReporter",
+    "PromptMessage",
+    "PromptOutput",
+    "RequestContext",
+    "RequestId",
+    "RequestStateMode",
     "ResourceContents",
     "ResourceLink",
+    "ResourceOutput",
     "Revision",
     "Role",
+    "TaskCreatedResult",
     "TextContent",
     "TextResourceContents",
+    "ToolAnnotations",
+    "ToolArguments",
+    "ToolHandler",
+    "ToolOutput",
+    "ToolRegistration",
+    "ToolShape",
+    "Unset",
     "UriTemplate",
     "check_no_overlaps",
     "is_template",

@@ -1,0 +1,353 @@
+"""What a handler is given besides its arguments (seed 000, "Handler context"; HC-01..15).
+
+An advanced handler is called as ``handler(ctx, arguments, features)``:
+
+* ``RequestContext`` describes the request: endpoint, revision, method, id, client metadata,
+  ``_meta``, input responses, verified request state, trace context and admission identity.
+  The server builds it once per request from values it has already validated.
+* ``ToolArguments`` holds the converted arguments next to the validated raw JSON object.
+* ``InvocationFeatures`` holds request-scoped optional behaviour, looked up by type, so that
+  adding a feature never changes a handler signature: a ``CancellationToken`` always, a
+  ``ProgressReporter`` only when the client asked for progress.
+
+All of it is request-scoped (HC-15): keep none of it beyond the request; durable work goes
+through MCP Tasks.  Nothing here imports an event loop: the token is a ``threading.Event`` and
+the reporter calls a plain function the server supplies, so sync and async handlers share them.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from types import MappingProxyType
+from typing import ClassVar, Final, Generic, TypeAlias, TypeVar
+
+from mcpkit.errors import Cancelled, InvalidValueError
+from mcpkit.json import JsonObject, string
+from mcpkit.model._checks import OPTIONAL_TEXT, Checks, instance_of, optional, validate
+from mcpkit.model._revision import Revision
+
+__all__ = [
+    "CancellationToken",
+    "InvocationFeatures",
+    "OperationType",
+    "ProgressReporter",
+    "RequestContext",
+    "RequestId",
+    "ToolArguments",
+]
+
+A = TypeVar("A")
+T = TypeVar("T")
+
+RequestId: TypeAlias = str | int
+"""A JSON-RPC request id, type kept: ``"1"`` and ``1`` are different ids (HC-06)."""
+
+_NO_STRINGS: Final[Mapping[str, str]] = MappingProxyType({})
+
+
+class OperationType(enum.Enum):
+    """What a request asks for, so application code branches without comparing protocol
+    strings (HC-12).  ``OTHER`` covers unrecognised, future and extension methods; the exact
+    method string stays on ``RequestContext.method``."""
+
+    INITIALIZE = "initialize"
+    DISCOVER = "server/discover"
+    PING = "ping"
+    TOOLS_LIST = "tools/list"
+    TOOLS_CALL = "tools/call"
+    PROMPTS_LIST = "prompts/list"
+    PROMPTS_GET = "prompts/get"
+    RESOURCES_LIST = "resources/list"
+    RESOURCE_TEMPLATES_LIST = "resources/templates/list"
+    RESOURCES_READ = "resources/read"
+    COMPLETION_COMPLETE = "completion/complete"
+    LOGGING_SET_LEVEL = "logging/setLevel"
+    SUBSCRIPTIONS_LISTEN = "subscriptions/listen"
+    OTHER = None
+
+    @property
+    def method(self) -> str | None:
+        """The JSON-RPC method this type stands for; ``None`` for ``OTHER``."""
+        method: str | None = self.value
+        return method
+
+    @classmethod
+    def for_method(cls, method: object) -> OperationType:
+        """The type of an exact method string; ``OTHER`` for anything else (no trimming, no
+        case folding, and a non-``str`` is ``OTHER`` too)."""
+        if not isinstance(method, str):
+            return cls.OTHER
+        return _BY_METHOD.get(str.__str__(method), cls.OTHER)
+
+
+_BY_METHOD: Final[dict[str, OperationType]] = {
+    kind.value: kind for kind in OperationType if kind.value is not None
+}
+
+
+class CancellationToken:
+    """A cooperative, thread-safe cancellation flag, one per invocation (HC-14).
+
+    The server cancels it (deadline, disconnect, shutdown, a 2025 session's
+    ``notifications/cancelled``); the handler polls ``cancelled`` or calls
+    ``raise_if_cancelled()`` at safe points.  Nothing is interrupted: a handler that ignores
+    the token keeps its slot until it returns, and its late result is discarded.
+    """
+
+    __slots__ = ("_event",)
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def cancel(self) -> None:
+        """Mark the invocation cancelled; idempotent, safe from any thread."""
+        self._event.set()
+
+    def raise_if_cancelled(self) -> None:
+        """Raise ``Cancelled`` if the invocation has been cancelled; otherwise do nothing."""
+        if self._event.is_set():
+            raise Cancelled
+
+    def __repr__(self) -> str:
+        return f"CancellationToken(cancelled={self.cancelled})"
+
+
+def _number(value: object, name: str) -> int | Decimal:
+    """A finite JSON number; a float becomes the ``Decimal`` of its shortest repr."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        raise InvalidValueError(f"ProgressReporter.report: {name} must be an int, float or Decimal")
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return Decimal(repr(value))
+    elif value.is_finite():
+        return value
+    raise InvalidValueError(f"ProgressReporter.report: {name} must be finite")
+
+
+class ProgressReporter:
+    """Sends ``notifications/progress`` for one request; present only when the client sent a
+    ``progressToken`` (HC-14).
+
+    The server constructs it with the client's token and a ``send`` function that delivers
+    the notification's ``params`` object (blocking while the stream is backed up).  The rules
+    live here, so every transport gets them: numbers must be finite, ``progress`` must
+    increase (an equal value is dropped, a smaller one raises ``InvalidValueError``), and the
+    message must be well-formed text.  Reports are serialised, so calls from several threads
+    are delivered in increasing order.
+    """
+
+    __slots__ = ("_last", "_lock", "_send", "_token")
+
+    def __init__(self, token: RequestId, send: Callable[[JsonObject], None]) -> None:
+        if isinstance(token, bool) or not isinstance(token, (str, int)):
+            raise InvalidValueError("ProgressReporter.token: must be a str or an int")
+        if not callable(send):
+            raise InvalidValueError("ProgressReporter.send: must be callable")
+        self._token: RequestId = string(token) if isinstance(token, str) else int(token)
+        self._send = send
+        self._lock = threading.Lock()
+        self._last: int | Decimal | None = None
+
+    def report(
+        self,
+        progress: float | Decimal,
+        total: float | Decimal | None = None,
+        message: str | None = None,
+    ) -> None:
+        """Report ``progress`` (optionally out of ``total``, with a short ``message``)."""
+        value = _number(progress, "progress")
+        params: dict[str, object] = {"progressToken": self._token, "progress": value}
+        if total is not None:
+            params["total"] = _number(total, "total")
+        if message is not None:
+            try:
+                params["message"] = string(message)
+            except InvalidValueError as error:
+                raise InvalidValueError(f"ProgressReporter.report: {error.rule}") from None
+        notification = JsonObject(params)
+        with self._lock:
+            if self._last is not None and value <= self._last:
+                if value == self._last:
+                    return
+                raise InvalidValueError("ProgressReporter.report: progress must increase")
+            self._send(notification)
+            self._last = value
+
+    def __repr__(self) -> str:
+        return "ProgressReporter()"
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class InvocationFeatures:
+    """Request-scoped optional behaviour, looked up by type (HC-13, HC-14).
+
+    Exactly one ``CancellationToken`` is always present; a ``ProgressReporter`` only when the
+    client asked for progress; later features (task creation) join the same way.  Two features
+    of one type would make ``find`` ambiguous, so they are refused.
+    """
+
+    features: tuple[object, ...]
+
+    def __init__(self, *features: object) -> None:
+        kinds = [type(feature) for feature in features]
+        if len(set(kinds)) != len(kinds):
+            raise InvalidValueError("InvocationFeatures: each feature type may appear only once")
+        if CancellationToken not in kinds:
+            raise InvalidValueError("InvocationFeatures: a CancellationToken is required")
+        object.__setattr__(self, "features", features)
+
+    def find(self, kind: type[T]) -> T | None:
+        """The feature that is an instance of ``kind``, or ``None`` when it is absent."""
+        for feature in self.features:
+            if isinstance(feature, kind):
+                return feature
+        return None
+
+    def require(self, kind: type[T]) -> T:
+        """The feature that is an instance of ``kind``; ``LookupError`` naming the kind when it
+        is absent (for example a ``ProgressReporter`` the client did not ask for)."""
+        feature = self.find(kind)
+        if feature is None:
+            raise LookupError(f"no {kind.__qualname__} feature for this invocation")
+        return feature
+
+    @property
+    def cancellation_token(self) -> CancellationToken:
+        """The invocation's token; always present."""
+        return self.require(CancellationToken)
+
+    @property
+    def progress_reporter(self) -> ProgressReporter | None:
+        """The progress reporter, or ``None`` when the client did not ask for progress."""
+        return self.find(ProgressReporter)
+
+    def __repr__(self) -> str:
+        return f"InvocationFeatures({', '.join(type(f).__name__ for f in self.features)})"
+
+
+def _json_object(value: object) -> JsonObject:
+    """``value`` itself when it is already a ``JsonObject`` (the server's case: no copy)."""
+    if isinstance(value, JsonObject):
+        return value
+    if not isinstance(value, Mapping):
+        raise InvalidValueError("must be a JSON object")
+    return JsonObject(value)
+
+
+# Not slotted: on Python 3.11 a frozen, slotted generic dataclass cannot be instantiated as
+# ``Class[T](...)`` (typing sets ``__orig_class__`` through the pre-slots ``__setattr__``).
+@dataclass(frozen=True, kw_only=True, repr=False)
+class ToolArguments(Generic[A]):
+    """A tool's arguments twice (HC-03): ``converted`` is what the tool's argument type bound
+    (the ``JsonObject`` itself for raw and authored tools); ``raw`` is the immutable JSON
+    object that passed the input schema, for logging, auditing or re-validation."""
+
+    converted: A
+    raw: JsonObject
+
+    _CHECKS: ClassVar[Checks] = (("raw", _json_object),)
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+    def __repr__(self) -> str:
+        kind = type(self.converted).__name__
+        return f"ToolArguments(converted=<{kind}>, raw=<{len(self.raw)} members>)"
+
+
+def _request_id(value: object) -> RequestId | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise InvalidValueError("must be a str or an int")
+    return string(value) if isinstance(value, str) else int(value)
+
+
+def _strings(value: object) -> Mapping[str, str]:
+    if value is _NO_STRINGS:
+        return _NO_STRINGS
+    if not isinstance(value, Mapping):
+        raise InvalidValueError("must be a mapping")
+    items = {string(name): string(text) for name, text in value.items()}
+    return MappingProxyType(items) if items else _NO_STRINGS
+
+
+_EMPTY: Final = JsonObject()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
+class RequestContext:
+    """One request as a handler sees it (HC-04..12).  Built by the server; immutable.
+
+    * ``endpoint`` and ``http_request``: the selected endpoint and the originating, immutable
+      transport request (``None`` when there is none, e.g. stdio) (HC-04).
+    * ``revision``, ``method`` (the exact validated JSON-RPC method), ``operation_type``
+      (derived from ``method``, never supplied separately, so the two cannot disagree),
+      ``request_id`` (``None`` for none) and ``operation_name`` (the tool or prompt name, or
+      the resource URI) (HC-06, HC-12).
+    * ``client_info`` and ``client_capabilities`` (HC-07).  ``client_info`` is what the client
+      says about itself: informational, for display and logs, never an identity (HC-11).
+    * ``meta`` (the request's ``_meta``), ``input_responses`` and the verified
+      ``request_state`` of a multi-round retry (HC-08).
+    * ``trace``: the validated MCP trace context and baggage (``traceparent``,
+      ``tracestate``, ``baggage``), from ``_meta`` only, never from HTTP headers (HC-09).
+    * ``identity``: what admission accepted; the only identity a handler may trust (HC-10).
+    * ``path_parameters``: always empty, because endpoint paths are exact (HC-05).
+
+    Two contexts are never equal unless they are the same object: each is one request.  The
+    ``repr`` shows the revision and method only, because contexts end up in logs.
+    """
+
+    endpoint: object
+    revision: Revision
+    method: str
+    request_id: RequestId | None = None
+    operation_name: str | None = None
+    client_info: JsonObject | None = None
+    client_capabilities: JsonObject = _EMPTY
+    meta: JsonObject = _EMPTY
+    input_responses: JsonObject | None = None
+    request_state: str | None = None
+    trace: Mapping[str, str] = field(default_factory=lambda: _NO_STRINGS)
+    identity: object | None = None
+    http_request: object | None = None
+    operation_type: OperationType = field(init=False)
+
+    _CHECKS: ClassVar[Checks] = (
+        ("revision", instance_of((Revision,), "must be a Revision")),
+        ("method", string),
+        ("request_id", _request_id),
+        ("operation_name", OPTIONAL_TEXT),
+        ("client_info", optional(_json_object)),
+        ("client_capabilities", _json_object),
+        ("meta", _json_object),
+        ("input_responses", optional(_json_object)),
+        ("request_state", OPTIONAL_TEXT),
+        ("trace", _strings),
+    )
+
+    def __post_init__(self) -> None:
+        validate(self)
+        object.__setattr__(self, "operation_type", OperationType.for_method(self.method))
+
+    @property
+    def path_parameters(self) -> Mapping[str, str]:
+        """Always empty: endpoint paths are exact, so there is nothing to extract (HC-05)."""
+        return _NO_STRINGS
+
+    def __repr__(self) -> str:
+        return (
+            f"RequestContext(revision={self.revision.wire!r}, method={self.method!r}, "
+            f"operation_type={self.operation_type.name})"
+        )

@@ -1,0 +1,234 @@
+"""The rules a tool registration is checked against (SP-03/04, TR-03, TR-15/16, LG-01..04,
+TD-08/09).
+
+``_tools`` keeps the factories and the registration; the checks live here so each factory reads
+as the list of rules its shape obeys.  Every check raises ``ConfigurationError`` (or the schema
+layer's ``SchemaError``, re-raised) whose message starts with the tool's name and its revisions,
+so the developer can find the registration at once; the endpoint adds its path (LG-04).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final, TypeVar
+
+from mcpkit.errors import ConfigurationError, InvalidValueError, SchemaError
+from mcpkit.json import JsonObject, string
+from mcpkit.limits import Limits
+from mcpkit.model import Icon  # from the package: the module that defines Icon may move
+from mcpkit.model._revision import Revision
+from mcpkit.model._tool_annotations import RequestStateMode, ToolAnnotations
+from mcpkit.schema import InputModel, OutputModel, ToolSchema, derive_input, derive_output
+
+__all__ = [
+    "NO_MULTI_ROUND",
+    "Tool",
+    "check_handler",
+    "check_headers",
+    "identify",
+    "input_model",
+    "multi_round",
+    "options",
+    "output_model",
+]
+
+_T = TypeVar("_T")
+
+# SP-03/04: 1 to 128 characters, ASCII letters, digits, underscore, hyphen and dot.
+_NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+_SHOWN_NAME_CHARS: Final = 40
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """The tool being built, as error messages name it (LG-04)."""
+
+    name: str
+    revisions: frozenset[Revision]
+
+    def __str__(self) -> str:
+        wires = ", ".join(sorted(revision.wire for revision in self.revisions))
+        return f"tool {self.name!r} (revisions {wires})"
+
+    @property
+    def legacy(self) -> bool:
+        """True when a 2025 revision is selected: object-only output, no 2026-only features."""
+        return any(revision.is_legacy for revision in self.revisions)
+
+    def fail(self, problem: str) -> ConfigurationError:
+        return ConfigurationError(f"{self}: {problem}")
+
+    def schema_step(self, step: Callable[[], _T]) -> _T:
+        """Run a schema-layer step, re-raising its refusal with this tool's name and revisions.
+
+        ``InvalidValueError`` comes from converting an authored document that is not JSON data
+        (a set, a non-finite float): for a schema that is a schema error like any other.
+        """
+        try:
+            return step()
+        except SchemaError as error:
+            raise SchemaError(f"{self}: {error}") from error
+        except InvalidValueError as error:
+            raise SchemaError(f"{self}: the input schema is not JSON data: {error.rule}") from error
+
+
+def _show(name: str) -> str:
+    """A bounded spelling of a refused name for the developer's message."""
+    if len(name) > _SHOWN_NAME_CHARS:
+        return repr(name[:_SHOWN_NAME_CHARS]) + f"... ({len(name)} characters)"
+    return repr(name)
+
+
+def identify(name: object, revisions: object) -> Tool:
+    """Check the name grammar (SP-03/04) and the revision set (TR-03)."""
+    if not isinstance(name, str):
+        raise ConfigurationError("a tool name must be a str")
+    name = str.__str__(name)
+    if _NAME.fullmatch(name) is None:
+        raise ConfigurationError(
+            f"tool name {_show(name)} must be 1 to 128 characters of A-Z a-z 0-9 _ - ."
+        )
+    if not isinstance(revisions, AbstractSet | list | tuple):
+        raise ConfigurationError(f"tool {name!r}: revisions must be a set of Revision members")
+    if not revisions:
+        raise ConfigurationError(f"tool {name!r}: revisions must not be empty")
+    if not all(isinstance(revision, Revision) for revision in revisions):
+        raise ConfigurationError(
+            f"tool {name!r}: every revision must be a Revision member (Revision.parse reads a "
+            "wire string)"
+        )
+    return Tool(name, frozenset(revisions))
+
+
+def check_handler(tool: Tool, handler: object, role: str) -> bool:
+    """Refuse what can never be called as ``handler(ctx, arguments, features)``; return whether
+    it is a coroutine function, decided once so the server never inspects it per call."""
+    if not callable(handler):
+        raise tool.fail(f"the {role} must be callable")
+    if inspect.isgeneratorfunction(handler) or inspect.isasyncgenfunction(handler):
+        raise tool.fail(f"the {role} is a generator function; it must return its result")
+    try:
+        signature = inspect.signature(handler)
+    except ValueError:  # a builtin without a signature: the first call will tell
+        pass
+    else:
+        try:
+            signature.bind(None, None, None)
+        except TypeError:
+            raise tool.fail(
+                f"the {role} must accept three positional arguments (ctx, arguments, features)"
+            ) from None
+    # An instance whose class defines ``async def __call__`` is awaited too.  The class's own
+    # ``__call__`` is the one a call runs (a class used as a handler runs ``type.__call__``).
+    call = type(handler).__call__
+    return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(call)
+
+
+def _text(tool: Tool, option: str, value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise tool.fail(f"{option} must be a str or None")
+    try:
+        return string(value)
+    except InvalidValueError as error:
+        raise tool.fail(f"{option}: {error.rule}") from None
+
+
+def options(
+    tool: Tool,
+    title: object,
+    description: object,
+    annotations: object,
+    icons: object,
+    rate_limiter: object,
+    mirror_structured_content: object,
+) -> dict[str, object]:
+    """The presentation and policy options every shape has (TR-12, TR-15; SP-01)."""
+    if annotations is not None and not isinstance(annotations, ToolAnnotations):
+        raise tool.fail("annotations must be a ToolAnnotations or None")
+    if not isinstance(icons, list | tuple) or not all(isinstance(icon, Icon) for icon in icons):
+        raise tool.fail("icons must be a tuple or list of Icon")
+    limiter = _text(tool, "rate_limiter", rate_limiter)
+    if limiter == "":
+        raise tool.fail("rate_limiter must name a limiter (a non-empty str) or be None")
+    if not isinstance(mirror_structured_content, bool):
+        raise tool.fail("mirror_structured_content must be a bool")
+    return {
+        "title": _text(tool, "title", title),
+        "description": _text(tool, "description", description),
+        "annotations": annotations,
+        "icons": tuple(icons),
+        "rate_limiter": limiter,
+        "mirror_structured_content": mirror_structured_content,
+    }
+
+
+def multi_round(
+    tool: Tool, input_requests: object, request_state_mode: object
+) -> dict[str, object]:
+    """The advanced shapes' declarations (TR-16): the input requests the handler may emit, and
+    who protects its request state.  Both exist only on 2026-07-28, so a tool that declares
+    either cannot select a 2025 revision (reference/soklet4-digest.md §2.1, §7).  ``None``
+    for either means "none declared"."""
+    if input_requests is None:
+        input_requests = {}
+    if not isinstance(input_requests, Mapping):
+        raise tool.fail("input_requests must be a mapping of str keys to JSON objects")
+    requests: dict[str, JsonObject] = {}
+    for key, request in input_requests.items():
+        if not isinstance(key, str) or not key:
+            raise tool.fail("every input_requests key must be a non-empty str")
+        if not isinstance(request, Mapping):
+            raise tool.fail(f"input request {key!r} must be a JSON object")
+        try:
+            requests[string(key)] = JsonObject(request)
+        except InvalidValueError as error:
+            raise tool.fail(f"input request {key!r}: {error.rule}") from None
+    mode = RequestStateMode.NONE if request_state_mode is None else request_state_mode
+    if not isinstance(mode, RequestStateMode):
+        raise tool.fail("request_state_mode must be a RequestStateMode or None")
+    if tool.legacy and (requests or mode is not RequestStateMode.NONE):
+        raise tool.fail(
+            "input requests and request state exist only on 2026-07-28; a tool that declares "
+            "them must select only Revision.V2026_07_28"
+        )
+    return {"input_requests": MappingProxyType(requests), "request_state_mode": mode}
+
+
+NO_MULTI_ROUND: Final[dict[str, object]] = {
+    "input_requests": MappingProxyType({}),
+    "request_state_mode": RequestStateMode.NONE,
+}
+
+
+def input_model(tool: Tool, arguments: object, limits: Limits) -> InputModel:
+    """Derive the input schema and binder of a typed shape (TD-01, TD-08)."""
+    if inspect.isfunction(arguments) or inspect.ismethod(arguments):
+        raise tool.fail(
+            "arguments must be a frozen dataclass, a TypedDict or dict[str, T]; arguments "
+            "derived from a function's parameters belong to the decorators"
+        )
+    return tool.schema_step(lambda: derive_input(arguments, limits=limits))
+
+
+def output_model(tool: Tool, output: object, limits: Limits) -> OutputModel:
+    """Derive the output schema: an object root whenever a 2025 revision is selected (LG-01..03),
+    never a bare ``str`` (TD-09; the schema layer refuses it)."""
+    return tool.schema_step(lambda: derive_output(output, object_root=tool.legacy, limits=limits))
+
+
+def check_headers(tool: Tool, schema: ToolSchema) -> None:
+    """MH-06: ``Mcp-Param-*`` mirroring exists only on 2026-07-28, so a tool whose input schema
+    declares ``x-mcp-header`` (authored, or derived from ``Arg(header=...)``) selects only it."""
+    if schema.headers and tool.legacy:
+        suffixes = ", ".join(header.suffix for header in schema.headers)
+        raise tool.fail(
+            f"mirrors arguments into headers (x-mcp-header: {suffixes}), which exist only on "
+            "2026-07-28; it must select only Revision.V2026_07_28"
+        )

@@ -1,0 +1,329 @@
+"""Tool registrations: the five programmatic shapes of seed 000 (TR-01..17, SP-01..05, LG-01..04,
+MH-06).
+
+Soklet's staged builder (``withName(...).argumentAndOutputTypes(...).handler(...)``) exists so
+that no handler can be installed before the argument and result model is fixed (TR-05).  In
+Python one keyword-only factory per stage says the same thing: each factory's signature names
+exactly what its shape needs, so a missing model, or an option the shape does not have (TR-16),
+is a ``TypeError`` at the call site, and every other rule (``_tool_rules``) is checked before
+the factory returns.
+
+Everything a registration publishes is decided here, once (DESIGN.md §1.2, §1.7): the name, the
+revision set, the compiled input schema, the derived output schema in the shape its revisions
+require, and the revision rules of mirrored headers, tasks and multi-round input.  Errors are
+``ConfigurationError`` (``SchemaError`` from the schema layer) and name the tool and its
+revisions; the endpoint adds its path (LG-04).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from typing import Final, TypeAlias, TypeVar
+
+import mcpkit.model._tool_rules as rules
+from mcpkit.json import JsonObject
+from mcpkit.limits import DEFAULT_LIMITS, Limits
+from mcpkit.model import Icon  # from the package: the module that defines Icon may move
+from mcpkit.model._context import InvocationFeatures, RequestContext, ToolArguments
+from mcpkit.model._results import OperationResult
+from mcpkit.model._revision import Revision
+from mcpkit.model._tool_annotations import RequestStateMode, ToolAnnotations, ToolShape
+from mcpkit.schema import InputModel, OutputModel, ToolSchema, compile_schema
+
+__all__ = ["OperationHandler", "ToolHandler", "ToolRegistration"]
+
+A = TypeVar("A")
+
+ToolHandler: TypeAlias = Callable[[RequestContext, ToolArguments[A], InvocationFeatures], object]
+"""A typed-complete handler: returns a value of the output type, or a coroutine for one."""
+
+OperationHandler: TypeAlias = Callable[
+    [RequestContext, ToolArguments[A], InvocationFeatures],
+    OperationResult | Awaitable[OperationResult],
+]
+"""A handler that returns a recognised ``OperationResult`` (TR-13), directly or awaited."""
+
+_JSON_OBJECT_DOCUMENT: Final = JsonObject({"type": "object"})
+
+
+class ToolRegistration:
+    """An immutable tool (TR-01): name, revisions, input schema, optional output schema, handler
+    and presentation or policy options.
+
+    Build one with a factory, one per seed shape (:class:`ToolShape`): :meth:`typed`,
+    :meth:`typed_task`, :meth:`advanced`, :meth:`json_object`, :meth:`authored`.  Decorated
+    tools become the same object (TR-02).  ``handler`` is always the callable the server invokes
+    as ``handler(ctx, arguments, features)``; for :meth:`typed_task` that is the operation
+    handler.  The wire form (``definition(revision)``) belongs to ``mcpkit.protocol``.
+    """
+
+    __slots__ = (
+        "annotations",
+        "description",
+        "handler",
+        "icons",
+        "input_model",
+        "input_requests",
+        "input_schema",
+        "is_async",
+        "mirror_structured_content",
+        "name",
+        "output_model",
+        "output_schema",
+        "rate_limiter",
+        "request_state_mode",
+        "revisions",
+        "shape",
+        "title",
+    )
+
+    name: str
+    revisions: frozenset[Revision]
+    shape: ToolShape
+    handler: Callable[..., object]
+    is_async: bool
+    """The handler is a coroutine function: await it on the event loop instead of running it in
+    the worker-thread pool."""
+    input_schema: ToolSchema
+    output_schema: ToolSchema | None
+    """Derived for the typed shapes (retained for ``tasks/get`` on ``typed_task``, TR-17)."""
+    input_model: InputModel | None
+    """The binder of the typed and advanced shapes; ``None`` where handlers get raw JSON."""
+    output_model: OutputModel | None
+    title: str | None
+    description: str | None
+    annotations: ToolAnnotations | None
+    icons: tuple[Icon, ...]
+    rate_limiter: str | None
+    mirror_structured_content: bool
+    input_requests: Mapping[str, JsonObject]
+    request_state_mode: RequestStateMode
+
+    def __init__(self, *_args: object, **_kwargs: object) -> None:
+        raise TypeError(
+            "ToolRegistration is built by ToolRegistration.typed, typed_task, advanced, "
+            "json_object or authored"
+        )
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("ToolRegistration is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("ToolRegistration is immutable")
+
+    def __repr__(self) -> str:
+        wires = ", ".join(sorted(revision.wire for revision in self.revisions))
+        return f"<ToolRegistration {self.name} {self.shape.value} [{wires}]>"
+
+    @classmethod
+    def _build(
+        cls,
+        tool: rules.Tool,
+        shape: ToolShape,
+        handler: Callable[..., object],
+        is_async: bool,
+        input_schema: ToolSchema,
+        input_model: InputModel | None,
+        output_model: OutputModel | None,
+        options: dict[str, object],
+        multi_round: dict[str, object],
+    ) -> ToolRegistration:
+        rules.check_headers(tool, input_schema)
+        registration = object.__new__(cls)
+        values: dict[str, object] = {
+            "name": tool.name,
+            "revisions": tool.revisions,
+            "shape": shape,
+            "handler": handler,
+            "is_async": is_async,
+            "input_schema": input_schema,
+            "output_schema": None if output_model is None else output_model.schema,
+            "input_model": input_model,
+            "output_model": output_model,
+            **options,
+            **multi_round,
+        }
+        for name, value in values.items():
+            object.__setattr__(registration, name, value)
+        return registration
+
+    @classmethod
+    def typed(
+        cls,
+        *,
+        name: str,
+        revisions: Collection[Revision],
+        arguments: type[A],
+        output: object,
+        handler: ToolHandler[A],
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: Sequence[Icon] = (),
+        rate_limiter: str | None = None,
+        mirror_structured_content: bool = True,
+        limits: Limits = DEFAULT_LIMITS,
+    ) -> ToolRegistration:
+        """A tool that always completes with structured output (TR-06).
+
+        ``handler(ctx, ToolArguments[A], features)`` returns a value of ``output`` (or is an
+        ``async def`` returning one).  ``arguments`` is a frozen dataclass, a ``TypedDict`` or
+        ``dict[str, T]``; ``output`` any member of the typed family but a bare ``str``, and an
+        object whenever a 2025 revision is selected.  ``limits`` bound the derived schemas and
+        the binding, so pass the server's own ``Limits`` if they differ from the defaults.
+        """
+        tool = rules.identify(name, revisions)
+        is_async = rules.check_handler(tool, handler, "handler")
+        options = rules.options(
+            tool, title, description, annotations, icons, rate_limiter, mirror_structured_content
+        )
+        input_model = rules.input_model(tool, arguments, limits)
+        output_model = rules.output_model(tool, output, limits)
+        return cls._build(
+            tool, ToolShape.TYPED, handler, is_async, input_model.schema, input_model,
+            output_model, options, rules.NO_MULTI_ROUND,
+        )  # fmt: skip
+
+    @classmethod
+    def typed_task(
+        cls,
+        *,
+        name: str,
+        revisions: Collection[Revision],
+        arguments: type[A],
+        output: object,
+        operation_handler: OperationHandler[A],
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: Sequence[Icon] = (),
+        rate_limiter: str | None = None,
+        mirror_structured_content: bool = True,
+        limits: Limits = DEFAULT_LIMITS,
+    ) -> ToolRegistration:
+        """A statically task-required tool (TR-07, TR-17).
+
+        The operation handler returns an ``OperationResult`` (typically a ``TaskCreatedResult``);
+        the output schema derived from ``output`` is kept so the completed result can be checked
+        when a later ``tasks/get`` returns it.  Tasks exist only on 2026-07-28, so that must be
+        the only revision selected.
+        """
+        tool = rules.identify(name, revisions)
+        if tool.legacy:
+            raise tool.fail(
+                "a task-required tool must select only Revision.V2026_07_28: there are no "
+                "tasks on 2025 revisions"
+            )
+        is_async = rules.check_handler(tool, operation_handler, "operation_handler")
+        options = rules.options(
+            tool, title, description, annotations, icons, rate_limiter, mirror_structured_content
+        )
+        input_model = rules.input_model(tool, arguments, limits)
+        output_model = rules.output_model(tool, output, limits)
+        return cls._build(
+            tool, ToolShape.TYPED_TASK, operation_handler, is_async, input_model.schema,
+            input_model, output_model, options, rules.NO_MULTI_ROUND,
+        )  # fmt: skip
+
+    @classmethod
+    def advanced(
+        cls,
+        *,
+        name: str,
+        revisions: Collection[Revision],
+        arguments: type[A],
+        handler: OperationHandler[A],
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: Sequence[Icon] = (),
+        rate_limiter: str | None = None,
+        mirror_structured_content: bool = True,
+        input_requests: Mapping[str, Mapping[str, object]] | None = None,
+        request_state_mode: RequestStateMode | None = None,
+        limits: Limits = DEFAULT_LIMITS,
+    ) -> ToolRegistration:
+        """Converted arguments in, an ``OperationResult`` out: explicit content, an error
+        result or multi-round input (TR-08).  No output schema: the handler chooses its
+        content, and on 2025 revisions its structured content must be an object (LG-01)."""
+        tool = rules.identify(name, revisions)
+        is_async = rules.check_handler(tool, handler, "handler")
+        options = rules.options(
+            tool, title, description, annotations, icons, rate_limiter, mirror_structured_content
+        )
+        multi_round = rules.multi_round(tool, input_requests, request_state_mode)
+        input_model = rules.input_model(tool, arguments, limits)
+        return cls._build(
+            tool, ToolShape.ADVANCED, handler, is_async, input_model.schema, input_model, None,
+            options, multi_round,
+        )  # fmt: skip
+
+    @classmethod
+    def json_object(
+        cls,
+        *,
+        name: str,
+        revisions: Collection[Revision],
+        handler: OperationHandler[JsonObject],
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: Sequence[Icon] = (),
+        rate_limiter: str | None = None,
+        mirror_structured_content: bool = True,
+        input_requests: Mapping[str, Mapping[str, object]] | None = None,
+        request_state_mode: RequestStateMode | None = None,
+        limits: Limits = DEFAULT_LIMITS,
+    ) -> ToolRegistration:
+        """The raw, immutable JSON-object arguments in, an ``OperationResult`` out (TR-09).
+
+        The published input schema is the fixed ``{"type": "object"}``: any object is accepted
+        and the handler owns every further check.
+        """
+        tool = rules.identify(name, revisions)
+        is_async = rules.check_handler(tool, handler, "handler")
+        options = rules.options(
+            tool, title, description, annotations, icons, rate_limiter, mirror_structured_content
+        )
+        multi_round = rules.multi_round(tool, input_requests, request_state_mode)
+        schema = compile_schema(_JSON_OBJECT_DOCUMENT, limits=limits)
+        return cls._build(
+            tool, ToolShape.JSON_OBJECT, handler, is_async, schema, None, None, options,
+            multi_round,
+        )  # fmt: skip
+
+    @classmethod
+    def authored(
+        cls,
+        *,
+        name: str,
+        revisions: Collection[Revision],
+        input_schema: object,
+        handler: OperationHandler[JsonObject],
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: Sequence[Icon] = (),
+        rate_limiter: str | None = None,
+        mirror_structured_content: bool = True,
+        input_requests: Mapping[str, Mapping[str, object]] | None = None,
+        request_state_mode: RequestStateMode | None = None,
+        limits: Limits = DEFAULT_LIMITS,
+    ) -> ToolRegistration:
+        """An authored Profile 1 input schema; the handler gets the validated raw JSON object
+        and returns an ``OperationResult`` (TR-10).
+
+        For constraints derivation cannot express, and for ``x-mcp-header`` declarations.  The
+        document (a ``JsonObject`` or plain ``dict``) is compiled now and published exactly as
+        written (P1-03, P1-04); its root must be ``{"type": "object", ...}``.
+        """
+        tool = rules.identify(name, revisions)
+        is_async = rules.check_handler(tool, handler, "handler")
+        options = rules.options(
+            tool, title, description, annotations, icons, rate_limiter, mirror_structured_content
+        )
+        multi_round = rules.multi_round(tool, input_requests, request_state_mode)
+        schema = tool.schema_step(lambda: compile_schema(input_schema, limits=limits))
+        return cls._build(
+            tool, ToolShape.AUTHORED, handler, is_async, schema, None, None, options, multi_round
+        )

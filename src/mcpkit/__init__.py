@@ -36,8 +36,11 @@ from mcpkit.model import BlobResourceContents as BlobResourceContents
 from mcpkit.model import CachePolicy as CachePolicy
 from mcpkit.model import CancellationToken as CancellationToken
 from mcpkit.model import CompleteResult as CompleteResult
+from mcpkit.model import Completion as Completion
 from mcpkit.model import ContentBlock as ContentBlock
 from mcpkit.model import EmbeddedResource as EmbeddedResource
+from mcpkit.model import Endpoint as Endpoint
+from mcpkit.model import EndpointRegistry as EndpointRegistry
 from mcpkit.model import Icon as Icon
 from mcpkit.model import ImageContent as ImageContent
 from mcpkit.model import Implementation as Implementation
@@ -46,11 +49,17 @@ from mcpkit.model import InvocationFeatures as InvocationFeatures
 from mcpkit.model import OperationResult as OperationResult
 from mcpkit.model import OperationType as OperationType
 from mcpkit.model import ProgressReporter as ProgressReporter
+from mcpkit.model import PromptArgument as PromptArgument
 from mcpkit.model import PromptMessage as PromptMessage
 from mcpkit.model import PromptOutput as PromptOutput
+from mcpkit.model import PromptRegistration as PromptRegistration
 from mcpkit.model import RequestContext as RequestContext
+from mcpkit.model import ResourceDescriptor as ResourceDescriptor
 from mcpkit.model import ResourceLink as ResourceLink
+from mcpkit.model import ResourceListPage as ResourceListPage
+from mcpkit.model import ResourceListRegistration as ResourceListRegistration
 from mcpkit.model import ResourceOutput as ResourceOutput
+from mcpkit.model import ResourceRegistration as ResourceRegistration
 from mcpkit.model import Revision as Revision
 from mcpkit.model import Role as Role
 from mcpkit.model import TaskCreatedResult as TaskCreatedResult
@@ -80,9 +89,12 @@ __all__ = (
     "CancellationToken",
     "Cancelled",
     "CompleteResult",
+    "Completion",
     "ConfigurationError",
     "ContentBlock",
     "EmbeddedResource",
+    "Endpoint",
+    "EndpointRegistry",
     "HeaderMismatch",
     "Icon",
     "ImageContent",
@@ -108,14 +120,20 @@ __all__ = (
     "ParseError",
     "ParseFailure",
     "ProgressReporter",
+    "PromptArgument",
     "PromptMessage",
     "PromptOutput",
+    "PromptRegistration",
     "ProtocolError",
     "RateLimited",
     "RequestContext",
+    "ResourceDescriptor",
     "ResourceLink",
+    "ResourceListPage",
+    "ResourceListRegistration",
     "ResourceNotFound",
     "ResourceOutput",
+    "ResourceRegistration",
     "Revision",
     "Role",
     "SchemaError",

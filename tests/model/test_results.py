@@ -28,17 +28,19 @@ from mcpkit.model import (
     TextResourceContents,
 )
 from mcpkit.model._implementation import CachePolicy, Implementation
-from mcpkit.model._results import (
+from mcpkit.model._outputs import (
     UNSET,
-    CompleteResult,
-    InputRequiredResult,
-    OperationResult,
     PromptMessage,
     PromptOutput,
     ResourceOutput,
-    TaskCreatedResult,
     ToolOutput,
     Unset,
+)
+from mcpkit.model._results import (
+    CompleteResult,
+    InputRequiredResult,
+    OperationResult,
+    TaskCreatedResult,
 )
 
 SECRET = "SECRET-7f3a"

@@ -5,6 +5,8 @@ Everything here is immutable and validated at construction (DESIGN.md §1.2, §1
 knows how a revision projects a value onto the wire, which is ``mcpkit.protocol``'s job.
 """
 
+from mcpkit.model._completion import Completion as Completion
+from mcpkit.model._completion import CompletionHandler as CompletionHandler
 from mcpkit.model._content import Annotations as Annotations
 from mcpkit.model._content import AudioContent as AudioContent
 from mcpkit.model._content import BlobResourceContents as BlobResourceContents
@@ -24,23 +26,33 @@ from mcpkit.model._context import ProgressReporter as ProgressReporter
 from mcpkit.model._context import RequestContext as RequestContext
 from mcpkit.model._context import RequestId as RequestId
 from mcpkit.model._context import ToolArguments as ToolArguments
+from mcpkit.model._endpoint import Endpoint as Endpoint
+from mcpkit.model._endpoint import ResourceMatch as ResourceMatch
 from mcpkit.model._implementation import CachePolicy as CachePolicy
 from mcpkit.model._implementation import CacheScope as CacheScope
 from mcpkit.model._implementation import Implementation as Implementation
 from mcpkit.model._media import MediaType as MediaType
 from mcpkit.model._media import parse_media_type as parse_media_type
+from mcpkit.model._outputs import UNSET as UNSET
+from mcpkit.model._outputs import PromptMessage as PromptMessage
+from mcpkit.model._outputs import PromptOutput as PromptOutput
+from mcpkit.model._outputs import ResourceOutput as ResourceOutput
+from mcpkit.model._outputs import ToolOutput as ToolOutput
+from mcpkit.model._outputs import Unset as Unset
 from mcpkit.model._paths import validate_endpoint_path as validate_endpoint_path
-from mcpkit.model._results import UNSET as UNSET
+from mcpkit.model._prompts import PromptArgument as PromptArgument
+from mcpkit.model._prompts import PromptRegistration as PromptRegistration
+from mcpkit.model._registry import EndpointRegistry as EndpointRegistry
+from mcpkit.model._resource_list import ResourceDescriptor as ResourceDescriptor
+from mcpkit.model._resource_list import ResourceListPage as ResourceListPage
+from mcpkit.model._resource_list import ResourceListRegistration as ResourceListRegistration
+from mcpkit.model._resources import ResourceKind as ResourceKind
+from mcpkit.model._resources import ResourceRegistration as ResourceRegistration
 from mcpkit.model._results import CompletePayload as CompletePayload
 from mcpkit.model._results import CompleteResult as CompleteResult
 from mcpkit.model._results import InputRequiredResult as InputRequiredResult
 from mcpkit.model._results import OperationResult as OperationResult
-from mcpkit.model._results import PromptMessage as PromptMessage
-from mcpkit.model._results import PromptOutput as PromptOutput
-from mcpkit.model._results import ResourceOutput as ResourceOutput
 from mcpkit.model._results import TaskCreatedResult as TaskCreatedResult
-from mcpkit.model._results import ToolOutput as ToolOutput
-from mcpkit.model._results import Unset as Unset
 from mcpkit.model._revision import Revision as Revision
 from mcpkit.model._templates import UriTemplate as UriTemplate
 from mcpkit.model._templates import check_no_overlaps as check_no_overlaps
@@ -63,8 +75,12 @@ __all__ = (
     "CancellationToken",
     "CompletePayload",
     "CompleteResult",
+    "Completion",
+    "CompletionHandler",
     "ContentBlock",
     "EmbeddedResource",
+    "Endpoint",
+    "EndpointRegistry",
     "Icon",
     "ImageContent",
     "Implementation",
@@ -75,14 +91,22 @@ __all__ = (
     "OperationResult",
     "OperationType",
     "ProgressReporter",
+    "PromptArgument",
     "PromptMessage",
     "PromptOutput",
+    "PromptRegistration",
     "RequestContext",
     "RequestId",
     "RequestStateMode",
     "ResourceContents",
+    "ResourceDescriptor",
+    "ResourceKind",
     "ResourceLink",
+    "ResourceListPage",
+    "ResourceListRegistration",
+    "ResourceMatch",
     "ResourceOutput",
+    "ResourceRegistration",
     "Revision",
     "Role",
     "TaskCreatedResult",

@@ -4,7 +4,8 @@
 ``isinstance`` checks and refuses anything else as a contract failure: ``CompleteResult`` (one
 payload, ``ToolOutput`` / ``PromptOutput`` / ``ResourceOutput``, plus the result ``_meta``),
 ``InputRequiredResult`` (a 2026-07-28 multi-round answer) and ``TaskCreatedResult[R]`` (the id
-of durable work; ``R`` is a schema contract, not a future).  An application tool error is a
+of durable work; ``R`` is a schema contract, not a future).  The payloads themselves are plain
+values and live in ``_outputs``.  An application tool error is a
 ``ToolOutput`` with ``is_error=True``, a successful exchange the model can see (OR-07);
 framework failures are raised as ``mcpkit.errors.ProtocolError`` subclasses instead (OR-08).
 
@@ -19,37 +20,25 @@ it.  ``to_json()`` is the full, revision-independent body: ``resultType``, cache
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar, Final, Generic, TypeAlias, TypeVar, final, get_args
+from typing import Any, ClassVar, Final, Generic, TypeAlias, TypeVar, final
 
 from mcpkit.errors import InvalidValueError
-from mcpkit.json import JsonObject, from_python, string
+from mcpkit.json import JsonObject, string
 
-# From the package: the modules that define content blocks may move.
-from mcpkit.model import (
-    BlobResourceContents,
-    ContentBlock,
-    Role,
-    TextContent,
-    TextResourceContents,
-)
-from mcpkit.model._checks import OPTIONAL_TEXT, Checks, instance_of, sequence_of, validate
+# From the package: the module that defines content blocks may move.
+from mcpkit.model import TextContent
+from mcpkit.model._checks import OPTIONAL_TEXT, Checks, instance_of, validate
+from mcpkit.model._outputs import UNSET, PromptOutput, ResourceOutput, ToolOutput, Unset
 
 __all__ = [
-    "UNSET",
     "CompletePayload",
     "CompleteResult",
     "InputRequiredResult",
     "OperationResult",
-    "PromptMessage",
-    "PromptOutput",
-    "ResourceOutput",
     "TaskCreatedResult",
-    "ToolOutput",
-    "Unset",
 ]
 
 R = TypeVar("R")
@@ -63,35 +52,13 @@ _META_KEY: Final = re.compile(
     rf"(?:(?P<prefix>{_LABEL}(?:\.{_LABEL})*)/)?(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?"
 )
 _RESERVED_LABELS: Final = frozenset({"modelcontextprotocol", "mcp"})
-_BLOCKS: Final[tuple[type, ...]] = get_args(ContentBlock)
 # What an input request may ask the client to do (InputRequest in the 2026-07-28 schema); all
 # but roots/list require ``params``.
 _PARAMS_REQUIRED: Final = frozenset({"elicitation/create", "sampling/createMessage"})
 _INPUT_METHODS: Final = _PARAMS_REQUIRED | {"roots/list"}
 
 
-class Unset(enum.Enum):
-    """The type of ``UNSET``: "no structured content", distinct from JSON ``null``."""
-
-    UNSET = "UNSET"
-
-    def __repr__(self) -> str:
-        return "UNSET"
-
-
-UNSET: Final = Unset.UNSET
-"""No structured content.  ``None`` is JSON null, valid structured content on 2026-07-28."""
-
-
 # --- field checks ------------------------------------------------------------------------------
-
-
-def _items(value: object, kinds: tuple[type, ...], rule: str) -> tuple[Any, ...]:
-    """A list or tuple of instances of one of ``kinds``, stored as a tuple."""
-    items = sequence_of(value, object, rule)
-    if not all(isinstance(item, kinds) for item in items):
-        raise InvalidValueError(rule)
-    return items
 
 
 def _json_object(value: object) -> JsonObject:
@@ -114,129 +81,6 @@ def _meta(value: object) -> JsonObject:
         if len(labels) > 1 and labels[1] in _RESERVED_LABELS:
             raise InvalidValueError("keys with a reserved MCP prefix belong to the framework")
     return meta
-
-
-# --- payloads ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
-class ToolOutput:
-    """A tool result body (OR-06): ordered content blocks, optional structured content and the
-    application error flag.
-
-    ``structured_content`` is any JSON-like value, stored as the immutable ``JsonValue`` that
-    ``from_python`` makes of it; ``UNSET`` (the default) means none, while ``None`` is JSON
-    null.  Any JSON value is valid on 2026-07-28 (OR-12); the 2025 revisions accept only an
-    object, which ``mcpkit.protocol`` enforces when it projects, without wrapping or dropping
-    anything.  The text mirror of structured content (OR-13) is a registration option applied
-    when the result is written, so it is not added here.
-    """
-
-    content: tuple[ContentBlock, ...] = ()
-    structured_content: object = UNSET
-    is_error: bool = False
-
-    _CHECKS: ClassVar[Checks] = (
-        ("content", lambda value: _items(value, _BLOCKS, "every item must be a content block")),
-        ("structured_content", lambda value: value if value is UNSET else from_python(value)),
-        ("is_error", instance_of((bool,), "must be a bool")),
-    )
-
-    def __post_init__(self) -> None:
-        validate(self)
-
-    def to_json(self) -> JsonObject:
-        """``content`` always (possibly ``[]``), ``structuredContent`` when set (``null``
-        included), ``isError`` only when true."""
-        members: dict[str, object] = {"content": [block.to_json() for block in self.content]}
-        if self.structured_content is not UNSET:
-            members["structuredContent"] = self.structured_content
-        if self.is_error:
-            members["isError"] = True
-        return JsonObject(members)
-
-    def __repr__(self) -> str:
-        structured = "UNSET" if self.structured_content is UNSET else "<JSON value>"
-        return (
-            f"ToolOutput(content=<{len(self.content)} blocks>, structured_content={structured}, "
-            f"is_error={self.is_error})"
-        )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PromptMessage:
-    """One prompt message: a role and a single content block (the protocol allows one)."""
-
-    role: Role
-    content: ContentBlock
-
-    _CHECKS: ClassVar[Checks] = (
-        ("role", instance_of((Role,), "must be a Role")),
-        ("content", instance_of(_BLOCKS, "must be a content block")),
-    )
-
-    def __post_init__(self) -> None:
-        validate(self)
-
-    def to_json(self) -> JsonObject:
-        return JsonObject({"role": self.role.value, "content": self.content.to_json()})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PromptOutput:
-    """A ``prompts/get`` body: ordered messages and an optional description (well-formed text,
-    kept exactly)."""
-
-    messages: tuple[PromptMessage, ...]
-    description: str | None = None
-
-    _CHECKS: ClassVar[Checks] = (
-        (
-            "messages",
-            lambda value: sequence_of(value, PromptMessage, "every item must be a PromptMessage"),
-        ),
-        ("description", OPTIONAL_TEXT),
-    )
-
-    def __post_init__(self) -> None:
-        validate(self)
-
-    def to_json(self) -> JsonObject:
-        members: dict[str, object] = {}
-        if self.description is not None:
-            members["description"] = self.description
-        members["messages"] = [message.to_json() for message in self.messages]
-        return JsonObject(members)
-
-
-def _contents(value: object) -> tuple[TextResourceContents | BlobResourceContents, ...]:
-    contents = _items(
-        value,
-        (TextResourceContents, BlobResourceContents),
-        "every item must be a TextResourceContents or a BlobResourceContents",
-    )
-    if not contents:
-        raise InvalidValueError("must not be empty; raise ResourceNotFound for a missing resource")
-    return contents
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ResourceOutput:
-    """A ``resources/read`` body: one or more text or blob contents, in order.
-
-    Empty contents are refused: the protocol forbids answering a missing resource with an
-    empty array, so a handler raises ``mcpkit.errors.ResourceNotFound`` instead.
-    """
-
-    contents: tuple[TextResourceContents | BlobResourceContents, ...]
-
-    _CHECKS: ClassVar[Checks] = (("contents", _contents),)
-
-    def __post_init__(self) -> None:
-        validate(self)
-
-    def to_json(self) -> JsonObject:
-        return JsonObject({"contents": [item.to_json() for item in self.contents]})
 
 
 CompletePayload: TypeAlias = ToolOutput | PromptOutput | ResourceOutput

@@ -21,6 +21,7 @@ from mcpkit.errors import ConfigurationError, InvalidValueError, SchemaError
 from mcpkit.json import JsonObject, string
 from mcpkit.limits import Limits
 from mcpkit.model import Icon  # from the package: the module that defines Icon may move
+from mcpkit.model._handlers import check_handler
 from mcpkit.model._revision import Revision
 from mcpkit.model._tool_annotations import RequestStateMode, ToolAnnotations
 from mcpkit.schema import InputModel, OutputModel, ToolSchema, derive_input, derive_output
@@ -103,30 +104,6 @@ def identify(name: object, revisions: object) -> Tool:
             "wire string)"
         )
     return Tool(name, frozenset(revisions))
-
-
-def check_handler(tool: Tool, handler: object, role: str) -> bool:
-    """Refuse what can never be called as ``handler(ctx, arguments, features)``; return whether
-    it is a coroutine function, decided once so the server never inspects it per call."""
-    if not callable(handler):
-        raise tool.fail(f"the {role} must be callable")
-    if inspect.isgeneratorfunction(handler) or inspect.isasyncgenfunction(handler):
-        raise tool.fail(f"the {role} is a generator function; it must return its result")
-    try:
-        signature = inspect.signature(handler)
-    except ValueError:  # a builtin without a signature: the first call will tell
-        pass
-    else:
-        try:
-            signature.bind(None, None, None)
-        except TypeError:
-            raise tool.fail(
-                f"the {role} must accept three positional arguments (ctx, arguments, features)"
-            ) from None
-    # An instance whose class defines ``async def __call__`` is awaited too.  The class's own
-    # ``__call__`` is the one a call runs (a class used as a handler runs ``type.__call__``).
-    call = type(handler).__call__
-    return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(call)
 
 
 def _text(tool: Tool, option: str, value: object) -> str | None:

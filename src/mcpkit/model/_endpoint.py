@@ -1,0 +1,336 @@
+"""The endpoint: an immutable operation catalog at one exact path (seed 003; EP-01..10, RV-02..04,
+PE-01..07, CT-02..11, LG-04).
+
+An ``Endpoint`` is built once, checked in full when it is built (``_endpoint_checks`` lists the
+order), and served as is (DESIGN.md §1.2, §1.3).  Everything a request needs per revision is
+decided here too, once (DESIGN.md §1.7): which tools, prompts, resources and templates select
+the revision, the name and URI indexes, and the capabilities to advertise.  A request then does
+a dictionary lookup, never a scan of the registrations or a revision comparison.
+
+Python adaptations of Soklet's ``McpEndpoint.Builder``: the constructor takes what
+``withPath(...)`` and the setters take, by keyword; ``with_tools`` / ``with_prompts`` /
+``with_resources`` append (each argument one registration or a list or tuple of them, the seed's
+singular and collection forms, PE-04) and ``replace(...)`` replaces any value, each returning a
+new, fully re-checked endpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Final
+
+import mcpkit.model._endpoint_checks as checks
+from mcpkit.json import JsonObject
+from mcpkit.model._implementation import CachePolicy, Implementation
+from mcpkit.model._paths import validate_endpoint_path
+from mcpkit.model._prompts import PromptRegistration
+from mcpkit.model._resources import ResourceListRegistration, ResourceRegistration
+from mcpkit.model._revision import Revision
+from mcpkit.model._tools import ToolRegistration
+
+__all__ = ["MAX_TEMPLATED_URI_CHARS", "Endpoint", "ResourceMatch"]
+
+MAX_TEMPLATED_URI_CHARS: Final = 65_535
+"""A read routed through a template is limited to 65,535 characters, as in Soklet
+(reference/soklet4-digest.md §5.2).  Only ASCII can match a template, so characters are bytes;
+the bound keeps the scan over every template of a revision linear in a small number."""
+
+_NO_VARIABLES: Final[Mapping[str, str]] = MappingProxyType({})
+
+ResourceMatch = tuple[ResourceRegistration, Mapping[str, str]]
+"""What ``find_resource`` returns: the registration, and its template variables (empty for an
+exact resource), decoded once and read-only (CT-12)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _View:
+    """Everything one revision of an endpoint serves, decided when the endpoint is built."""
+
+    tools: tuple[ToolRegistration, ...]
+    prompts: tuple[PromptRegistration, ...]
+    resources: tuple[ResourceRegistration, ...]
+    templates: tuple[ResourceRegistration, ...]
+    resource_list: ResourceListRegistration | None
+    tool_index: Mapping[str, ToolRegistration]
+    prompt_index: Mapping[str, PromptRegistration]
+    resource_index: Mapping[str, ResourceRegistration]
+    capabilities: JsonObject
+
+
+_EMPTY_VIEW: Final = _View((), (), (), (), None, {}, {}, {}, JsonObject())
+"""What an unserved revision sees: nothing, and no capabilities."""
+
+
+def _view(
+    revision: Revision,
+    tools: tuple[ToolRegistration, ...],
+    prompts: tuple[PromptRegistration, ...],
+    resources: tuple[ResourceRegistration, ...],
+    resource_list: ResourceListRegistration | None,
+) -> _View:
+    """The catalog of one revision, in registration order (CT-06, CT-08), and its capabilities.
+
+    Capabilities follow what is registered (EP-07; spec-brief §1.4): ``tools``, ``prompts`` and
+    ``resources`` are present exactly when an operation of that kind selects the revision (for
+    ``resources``: an exact resource, a template or the resource list handler), and
+    ``completions`` when a prompt or template selecting it has a completion handler.  Each is
+    ``{}``: an endpoint never changes, so ``listChanged`` is never promised, and subscriptions,
+    MCP logging and the tasks extension are not part of an endpoint's registrations (the server
+    adds them if it ever offers them).  The member names are the same on all three revisions.
+    """
+    tools = tuple(tool for tool in tools if revision in tool.revisions)
+    prompts = tuple(prompt for prompt in prompts if revision in prompt.revisions)
+    selected = tuple(resource for resource in resources if revision in resource.revisions)
+    exact = tuple(resource for resource in selected if resource.template is None)
+    templates = tuple(resource for resource in selected if resource.template is not None)
+    if resource_list is not None and revision not in resource_list.revisions:
+        resource_list = None
+    completions = any(prompt.completions for prompt in prompts) or any(
+        template.completions for template in templates
+    )
+    capabilities: dict[str, object] = {}
+    if tools:
+        capabilities["tools"] = {}
+    if prompts:
+        capabilities["prompts"] = {}
+    if selected or resource_list is not None:
+        capabilities["resources"] = {}
+    if completions:
+        capabilities["completions"] = {}
+    return _View(
+        tools=tools,
+        prompts=prompts,
+        resources=exact,
+        templates=templates,
+        resource_list=resource_list,
+        tool_index={tool.name: tool for tool in tools},
+        prompt_index={prompt.name: prompt for prompt in prompts},
+        resource_index={checks.uri_of(resource): resource for resource in exact},
+        capabilities=JsonObject(capabilities),
+    )
+
+
+class Endpoint:
+    """An immutable operation catalog at one exact path (EP-01, PE-01).
+
+    ``Endpoint(path, implementation, revisions, *, ...)`` takes the exact raw path, the server's
+    ``Implementation``, the non-empty set of revisions served at the path and, by keyword:
+    ``instructions`` (client-facing guidance), ``tools``, ``prompts`` and ``resources`` (lists or
+    tuples of registrations, order kept, CT-06), ``resource_list`` (the application's
+    ``resources/list`` handler, PE-07), ``resource_list_cache`` and
+    ``resource_template_list_cache`` (the 2026 cache hints of those two catalogs),
+    ``tool_rate_limiter`` (the name of a server limiter applied to every tool) and
+    ``session_revisions`` (the served 2025 revisions that use sessions; empty disables them).
+
+    Every value is checked now; a refusal is a ``ConfigurationError`` naming the path, the
+    operation and the revisions.  An endpoint without operations is valid and advertises no
+    operation capability (EP-07).  Compared by identity; ``repr`` is short.
+    """
+
+    __slots__ = (
+        "_views",
+        "implementation",
+        "instructions",
+        "path",
+        "prompts",
+        "resource_list",
+        "resource_list_cache",
+        "resource_template_list_cache",
+        "resources",
+        "revisions",
+        "session_revisions",
+        "tool_rate_limiter",
+        "tools",
+    )
+
+    path: str
+    implementation: Implementation
+    revisions: frozenset[Revision]
+    instructions: str | None
+    tools: tuple[ToolRegistration, ...]
+    prompts: tuple[PromptRegistration, ...]
+    resources: tuple[ResourceRegistration, ...]
+    """Exact resources and templates together, in registration order."""
+    resource_list: ResourceListRegistration | None
+    resource_list_cache: CachePolicy
+    resource_template_list_cache: CachePolicy
+    tool_rate_limiter: str | None
+    session_revisions: frozenset[Revision]
+    _views: Mapping[Revision, _View]
+
+    def __init__(
+        self,
+        path: str,
+        implementation: Implementation,
+        revisions: Collection[Revision],
+        *,
+        instructions: str | None = None,
+        tools: Sequence[ToolRegistration] = (),
+        prompts: Sequence[PromptRegistration] = (),
+        resources: Sequence[ResourceRegistration] = (),
+        resource_list: ResourceListRegistration | None = None,
+        resource_list_cache: CachePolicy = CachePolicy.PRIVATE_NO_CACHE,
+        resource_template_list_cache: CachePolicy = CachePolicy.PRIVATE_NO_CACHE,
+        tool_rate_limiter: str | None = None,
+        session_revisions: Collection[Revision] = frozenset(),
+    ) -> None:
+        path = validate_endpoint_path(path)
+        served = checks.revision_set(checks.Site(path), "revisions", revisions, empty=False)
+        site = checks.Site(path, served)
+        values: dict[str, object] = {"path": site.path, "revisions": site.revisions}
+        if not isinstance(implementation, Implementation):
+            raise site.fail("implementation must be an Implementation")
+        values["implementation"] = implementation
+        values["instructions"] = checks.text_option(site, "instructions", instructions, empty=True)
+        values["tool_rate_limiter"] = checks.text_option(
+            site, "tool_rate_limiter", tool_rate_limiter, empty=False
+        )
+        for option, policy in (
+            ("resource_list_cache", resource_list_cache),
+            ("resource_template_list_cache", resource_template_list_cache),
+        ):
+            if not isinstance(policy, CachePolicy):
+                raise site.fail(f"{option} must be a CachePolicy")
+            values[option] = policy
+        values["session_revisions"] = sessions = checks.revision_set(
+            site, "session_revisions", session_revisions, empty=True
+        )
+        if not sessions <= {revision for revision in site.revisions if revision.is_legacy}:
+            raise site.fail(
+                f"session_revisions {checks.wires(sessions)} must be served 2025 revisions "
+                "only; 2026-07-28 is always stateless (RV-07)"
+            )
+        values["tools"] = tools = checks.registrations(site, "tools", tools, ToolRegistration)
+        values["prompts"] = prompts = checks.registrations(
+            site, "prompts", prompts, PromptRegistration
+        )
+        values["resources"] = resources = checks.registrations(
+            site, "resources", resources, ResourceRegistration
+        )
+        if resource_list is not None and not isinstance(resource_list, ResourceListRegistration):
+            raise site.fail("resource_list must be a ResourceListRegistration or None")
+        values["resource_list"] = resource_list
+        listing = () if resource_list is None else (resource_list,)
+        checks.check_subsets(site, (*tools, *prompts, *resources, *listing))
+        checks.check_object_outputs(site, tools)
+        exact = [resource for resource in resources if resource.template is None]
+        templates = [resource for resource in resources if resource.template is not None]
+        checks.check_unique(site, "name", "CT-02", ((tool.name, tool) for tool in tools))
+        checks.check_unique(site, "name", "CT-02", ((prompt.name, prompt) for prompt in prompts))
+        checks.check_unique(site, "URI", "CT-03", ((checks.uri_of(r), r) for r in exact))
+        checks.check_unique(
+            site, "template", "CT-04", ((checks.template_of(r).text, r) for r in templates)
+        )
+        checks.check_templates(site, templates)
+        values["_views"] = MappingProxyType(
+            {
+                revision: _view(revision, tools, prompts, resources, resource_list)
+                for revision in site.revisions
+            }
+        )
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Endpoint is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("Endpoint is immutable")
+
+    def __repr__(self) -> str:
+        return f"<Endpoint {checks.show(self.path)} [{checks.wires(self.revisions)}]>"
+
+    # -- new endpoints (PE-03, PE-04) ----------------------------------------------------------
+
+    def replace(self, **changes: Any) -> Endpoint:
+        """A new endpoint with the given constructor values replaced and the rest kept, checked
+        in full again (the Python form of Soklet's builder setters, which replace a list)."""
+        values: dict[str, Any] = {
+            name: getattr(self, name) for name in self.__slots__ if not name.startswith("_")
+        }
+        values.update(changes)
+        return Endpoint(**values)
+
+    def with_tools(self, *tools: ToolRegistration | Sequence[ToolRegistration]) -> Endpoint:
+        """A new endpoint with ``tools`` appended: each argument one registration or a list or
+        tuple of them (PE-04)."""
+        return self.replace(tools=self.tools + _flatten(tools))
+
+    def with_prompts(self, *prompts: PromptRegistration | Sequence[PromptRegistration]) -> Endpoint:
+        """A new endpoint with ``prompts`` appended, like :meth:`with_tools`."""
+        return self.replace(prompts=self.prompts + _flatten(prompts))
+
+    def with_resources(
+        self, *resources: ResourceRegistration | Sequence[ResourceRegistration]
+    ) -> Endpoint:
+        """A new endpoint with exact resources or templates appended, like :meth:`with_tools`."""
+        return self.replace(resources=self.resources + _flatten(resources))
+
+    # -- per-revision views (CT-08, CT-11, EP-07) ---------------------------------------------
+
+    def tools_for(self, revision: Revision) -> tuple[ToolRegistration, ...]:
+        """The tools selecting ``revision``, in registration order; none for an unserved one."""
+        return self._views.get(revision, _EMPTY_VIEW).tools
+
+    def prompts_for(self, revision: Revision) -> tuple[PromptRegistration, ...]:
+        """The prompts selecting ``revision``, in registration order."""
+        return self._views.get(revision, _EMPTY_VIEW).prompts
+
+    def resources_for(self, revision: Revision) -> tuple[ResourceRegistration, ...]:
+        """The exact resources selecting ``revision``, in registration order: the static
+        ``resources/list`` catalog when there is no resource list handler (templates excluded)."""
+        return self._views.get(revision, _EMPTY_VIEW).resources
+
+    def templates_for(self, revision: Revision) -> tuple[ResourceRegistration, ...]:
+        """The resource templates selecting ``revision``, in registration order."""
+        return self._views.get(revision, _EMPTY_VIEW).templates
+
+    def resource_list_for(self, revision: Revision) -> ResourceListRegistration | None:
+        """The resource list handler if it selects ``revision``, else ``None``."""
+        return self._views.get(revision, _EMPTY_VIEW).resource_list
+
+    def capabilities(self, revision: Revision) -> JsonObject:
+        """The server capabilities to advertise on ``revision``, derived from what selects it
+        (EP-07, EP-09): ``tools``, ``prompts``, ``resources``, ``completions``, each ``{}``."""
+        return self._views.get(revision, _EMPTY_VIEW).capabilities
+
+    def find_tool(self, name: str, revision: Revision) -> ToolRegistration | None:
+        """The tool called exactly ``name`` if it selects ``revision``, else ``None``."""
+        return self._views.get(revision, _EMPTY_VIEW).tool_index.get(name)
+
+    def find_prompt(self, name: str, revision: Revision) -> PromptRegistration | None:
+        """The prompt called exactly ``name`` if it selects ``revision``, else ``None``."""
+        return self._views.get(revision, _EMPTY_VIEW).prompt_index.get(name)
+
+    def find_resource(self, uri: str, revision: Revision) -> ResourceMatch | None:
+        """Route a ``resources/read``: the exact resource whose URI is exactly ``uri``, else the
+        one template matching it (CT-11), with its decoded variables; ``None`` if neither.
+
+        Templates never overlap (CT-05), so at most one matches and the order in which they are
+        tried cannot change the answer.  A URI over ``MAX_TEMPLATED_URI_CHARS`` matches no
+        template.
+        """
+        view = self._views.get(revision, _EMPTY_VIEW)
+        resource = view.resource_index.get(uri)
+        if resource is not None:
+            return resource, _NO_VARIABLES
+        if len(uri) > MAX_TEMPLATED_URI_CHARS:
+            return None
+        for registration in view.templates:
+            variables = checks.template_of(registration).match(uri)
+            if variables is not None:
+                return registration, MappingProxyType(variables)
+        return None
+
+
+def _flatten(items: tuple[object, ...]) -> tuple[Any, ...]:
+    """One level of lists and tuples flattened; anything else kept for the checks to refuse."""
+    flat: list[object] = []
+    for item in items:
+        if isinstance(item, list | tuple):
+            flat.extend(item)
+        else:
+            flat.append(item)
+    return tuple(flat)

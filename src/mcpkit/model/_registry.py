@@ -1,0 +1,97 @@
+"""The endpoint registry: every endpoint a server serves, in a fixed order (seed 003, "Endpoint
+registry contracts"; RG-01..10, CT-01, EP-09, EP-10).
+
+A registry is immutable and ordered (RG-01, RG-08): the order is the one the application gave,
+so start-up, logs and tests see the same sequence on every run.  Routing is an exact raw-path
+lookup (CT-01): a request path is never decoded, normalised or redirected, so ``/a/mcp`` and
+``/a/mcp/`` or ``/a/%6Dcp`` are different (and the latter two can never be declared, EP-03).
+Each endpoint keeps its own catalog and capabilities, so the same operation name on two paths
+never leaks between them (EP-09, EP-10).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from types import MappingProxyType
+
+from mcpkit.errors import ConfigurationError
+from mcpkit.model._endpoint import Endpoint
+
+__all__ = ["EndpointRegistry"]
+
+
+class EndpointRegistry:
+    """An immutable, ordered, non-empty collection of endpoints with distinct paths (RG-01).
+
+    Build one with :meth:`from_endpoints` (RG-04) and extend it with :meth:`with_endpoint`
+    (RG-05); ``from_classes`` comes with the decorators.  ``endpoints`` is the tuple in order
+    (RG-08) and :meth:`endpoint_for_path` routes a raw request path (CT-01).
+    """
+
+    __slots__ = ("_by_path", "endpoints")
+
+    endpoints: tuple[Endpoint, ...]
+    _by_path: Mapping[str, Endpoint]
+
+    def __init__(self, *_args: object, **_kwargs: object) -> None:
+        raise TypeError("EndpointRegistry is built by EndpointRegistry.from_endpoints")
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("EndpointRegistry is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError("EndpointRegistry is immutable")
+
+    def __repr__(self) -> str:
+        count = len(self.endpoints)
+        return f"<EndpointRegistry {count} endpoint{'' if count == 1 else 's'}>"
+
+    def __len__(self) -> int:
+        return len(self.endpoints)
+
+    def __iter__(self) -> Iterator[Endpoint]:
+        return iter(self.endpoints)
+
+    @classmethod
+    def from_endpoints(cls, endpoints: Sequence[Endpoint]) -> EndpointRegistry:
+        """A registry of ``endpoints`` in the order given (RG-04).
+
+        ``endpoints`` is a list or tuple (a set has no order to keep); it must hold at least
+        one ``Endpoint`` (RG-09) and no two may declare the same exact path (RG-10).
+        """
+        if not isinstance(endpoints, list | tuple):
+            raise ConfigurationError(
+                "EndpointRegistry.from_endpoints: endpoints must be a list or tuple of Endpoint, "
+                "in the order to serve them"
+            )
+        if not endpoints:
+            raise ConfigurationError(
+                "EndpointRegistry.from_endpoints: a registry needs at least one endpoint (RG-09)"
+            )
+        by_path: dict[str, Endpoint] = {}
+        for index, endpoint in enumerate(endpoints):
+            if not isinstance(endpoint, Endpoint):
+                raise ConfigurationError(
+                    f"EndpointRegistry.from_endpoints: endpoints[{index}] must be an Endpoint, "
+                    f"not {type(endpoint).__name__}"
+                )
+            first = by_path.get(endpoint.path)
+            if first is not None:
+                raise ConfigurationError(
+                    f"EndpointRegistry: {endpoint!r} and {first!r} declare the same path; "
+                    "paths must be unique within a registry (RG-10)"
+                )
+            by_path[endpoint.path] = endpoint
+        registry = object.__new__(cls)
+        object.__setattr__(registry, "endpoints", tuple(endpoints))
+        object.__setattr__(registry, "_by_path", MappingProxyType(by_path))
+        return registry
+
+    def with_endpoint(self, endpoint: Endpoint) -> EndpointRegistry:
+        """A new registry with ``endpoint`` appended; this one is unchanged (RG-05)."""
+        return EndpointRegistry.from_endpoints((*self.endpoints, endpoint))
+
+    def endpoint_for_path(self, raw_path: str) -> Endpoint | None:
+        """The endpoint declared at exactly ``raw_path``, else ``None`` (CT-01): no decoding,
+        no case folding, no trailing-slash or dot-segment tolerance."""
+        return self._by_path.get(raw_path)

@@ -6,14 +6,10 @@ template declares.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
-import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 
 from mcpkit.errors import ConfigurationError, InvalidValueError
@@ -31,6 +27,8 @@ from mcpkit.model import (
     Revision,
     TextResourceContents,
 )
+
+from .spec import SCHEMAS, schema_errors
 
 SECRET = "SECRET-7f3a"
 MODERN = frozenset({Revision.V2026_07_28})
@@ -174,38 +172,6 @@ def test_wire_form_members() -> None:
         "completion": {"values": ["a", "b"], "total": 5, "hasMore": True}
     }
     assert list(wire(Completion(("a",), 1, True))["completion"]) == ["values", "total", "hasMore"]
-
-
-# The official schemas travel in shared/, which sits beside the repository for sessions and CI.
-SCHEMAS = Path(
-    os.environ.get(
-        "MCPKIT_SPEC_SCHEMAS",
-        Path(__file__).resolve().parents[2].parent / "shared" / "spec-schemas",
-    )
-)
-
-
-@functools.cache
-def _document(revision: str) -> dict[str, Any]:
-    """The revision's schema with every object definition closed, so a misspelt member fails."""
-    path = SCHEMAS / f"{revision}.json"
-    if not path.is_file():
-        pytest.fail(f"official schemas not found at {SCHEMAS} (set MCPKIT_SPEC_SCHEMAS)")
-    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    definitions: dict[str, Any] = document.get("$defs") or document["definitions"]
-    for definition in definitions.values():
-        if "properties" in definition and "additionalProperties" not in definition:
-            definition["additionalProperties"] = False
-    return document
-
-
-def schema_errors(revision: str, definition: str, instance: Any) -> list[str]:
-    document = _document(revision)
-    key = "$defs" if "$defs" in document else "definitions"
-    assert definition in document[key]
-    validator_class = jsonschema.validators.validator_for(document)
-    validator = validator_class({**document, "$ref": f"#/{key}/{definition}"})
-    return [error.message for error in validator.iter_errors(instance)]
 
 
 SAMPLES = [

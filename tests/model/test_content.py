@@ -10,14 +10,11 @@ import base64
 import dataclasses
 import functools
 import json
-import os
 import typing
 from collections.abc import Callable
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 
 from mcpkit.errors import InvalidValueError, OutputError, OutputFailure
@@ -36,6 +33,8 @@ from mcpkit.model import (
     TextContent,
     TextResourceContents,
 )
+
+from .spec import SCHEMAS, schema_errors
 
 SECRET = "SECRET-7f3a"
 SURROGATES = ["\ud800", "\udbff", "\udc00", "\udfff", "a\udc00b", "\ud83d\ude80"]
@@ -814,42 +813,6 @@ def test_repr_shows_no_payload() -> None:
 
 
 # --- wire form against the official schemas ----------------------------------------------------
-
-# The official schemas travel in shared/, which sits beside the repository for sessions and CI.
-SCHEMAS = Path(
-    os.environ.get(
-        "MCPKIT_SPEC_SCHEMAS",
-        Path(__file__).resolve().parents[2].parent / "shared" / "spec-schemas",
-    )
-)
-
-
-@functools.cache
-def _document(revision: str) -> dict[str, Any]:
-    """The revision's schema, with every object definition closed (``additionalProperties:
-    false``), so a misspelt member fails instead of passing as an extra."""
-    path = SCHEMAS / f"{revision}.json"
-    if not path.is_file():
-        pytest.fail(f"official schemas not found at {SCHEMAS} (set MCPKIT_SPEC_SCHEMAS)")
-    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    for definition in _definitions(document).values():
-        if "properties" in definition and "additionalProperties" not in definition:
-            definition["additionalProperties"] = False
-    return document
-
-
-def _definitions(document: dict[str, Any]) -> dict[str, Any]:
-    definitions: dict[str, Any] = document.get("$defs") or document["definitions"]
-    return definitions
-
-
-def schema_errors(revision: str, definition: str, instance: Any) -> list[str]:
-    document = _document(revision)
-    key = "$defs" if "$defs" in document else "definitions"
-    assert definition in _definitions(document)
-    validator_class = jsonschema.validators.validator_for(document)
-    validator = validator_class({**document, "$ref": f"#/{key}/{definition}"})
-    return [error.message for error in validator.iter_errors(instance)]
 
 
 ANNOTATED = Annotations(audience=(Role.USER,), priority=0.5, last_modified="2025-05-03T14:30:00Z")

@@ -3,15 +3,11 @@ and routing (seed 003; EP-01..10, RV-02..07, PE-01..07, CT-02..12, TR-04, LG-04)
 
 from __future__ import annotations
 
-import functools
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 
 from mcpkit.errors import ConfigurationError
@@ -31,6 +27,8 @@ from mcpkit.model._resources import (
 from mcpkit.model._results import CompleteResult, OperationResult
 from mcpkit.model._templates import MAX_TEMPLATES_PER_ENDPOINT
 from mcpkit.model._tools import ToolRegistration
+
+from .spec import schema_errors
 
 JUNE = Revision.V2025_06_18
 NOVEMBER = Revision.V2025_11_25
@@ -680,36 +678,6 @@ def test_ct_11_templated_reads_are_bounded_but_exact_uris_are_not() -> None:
 
 
 # --- capabilities against the official schemas ------------------------------------------------
-
-# The official schemas travel in shared/, which sits beside the repository for sessions and CI.
-SCHEMAS = Path(
-    os.environ.get(
-        "MCPKIT_SPEC_SCHEMAS",
-        Path(__file__).resolve().parents[2].parent / "shared" / "spec-schemas",
-    )
-)
-
-
-@functools.cache
-def _document(revision: str) -> dict[str, Any]:
-    """The revision's schema with every object definition closed, so a misspelt member fails."""
-    path = SCHEMAS / f"{revision}.json"
-    if not path.is_file():
-        pytest.fail(f"official schemas not found at {SCHEMAS} (set MCPKIT_SPEC_SCHEMAS)")
-    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    definitions: dict[str, Any] = document.get("$defs") or document["definitions"]
-    for definition in definitions.values():
-        if "properties" in definition and "additionalProperties" not in definition:
-            definition["additionalProperties"] = False
-    return document
-
-
-def schema_errors(revision: str, definition: str, instance: Any) -> list[str]:
-    document = _document(revision)
-    key = "$defs" if "$defs" in document else "definitions"
-    validator_class = jsonschema.validators.validator_for(document)
-    validator = validator_class({**document, "$ref": f"#/{key}/{definition}"})
-    return [error.message for error in validator.iter_errors(instance)]
 
 
 @pytest.mark.parametrize("revision", list(Revision))

@@ -5,14 +5,10 @@ the official schemas.
 
 from __future__ import annotations
 
-import functools
 import json
-import os
 from collections.abc import AsyncIterator, Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 
 from mcpkit.errors import ConfigurationError
@@ -31,6 +27,8 @@ from mcpkit.model import (
     TextContent,
 )
 from mcpkit.model._prompts import MAX_PROMPT_NAME_CHARS, PromptHandler
+
+from .spec import SCHEMAS, schema_errors
 
 SECRET = "SECRET-7f3a"
 MODERN = frozenset({Revision.V2026_07_28})
@@ -364,37 +362,6 @@ def test_repr_names_the_prompt_and_its_revisions() -> None:
 
 
 # --- wire form against the official schemas -------------------------------------------------------
-
-# The official schemas travel in shared/, which sits beside the repository for sessions and CI.
-SCHEMAS = Path(
-    os.environ.get(
-        "MCPKIT_SPEC_SCHEMAS",
-        Path(__file__).resolve().parents[2].parent / "shared" / "spec-schemas",
-    )
-)
-
-
-@functools.cache
-def _document(revision: str) -> dict[str, Any]:
-    """The revision's schema with every object definition closed, so a misspelt member fails."""
-    path = SCHEMAS / f"{revision}.json"
-    if not path.is_file():
-        pytest.fail(f"official schemas not found at {SCHEMAS} (set MCPKIT_SPEC_SCHEMAS)")
-    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    definitions: dict[str, Any] = document.get("$defs") or document["definitions"]
-    for definition in definitions.values():
-        if "properties" in definition and "additionalProperties" not in definition:
-            definition["additionalProperties"] = False
-    return document
-
-
-def schema_errors(revision: str, definition: str, instance: Any) -> list[str]:
-    document = _document(revision)
-    key = "$defs" if "$defs" in document else "definitions"
-    assert definition in document[key]
-    validator_class = jsonschema.validators.validator_for(document)
-    validator = validator_class({**document, "$ref": f"#/{key}/{definition}"})
-    return [error.message for error in validator.iter_errors(instance)]
 
 
 def _samples() -> list[PromptRegistration]:

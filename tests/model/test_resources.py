@@ -6,15 +6,11 @@ and their wire forms checked against the official schemas.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
-import os
 from collections.abc import AsyncIterator, Mapping
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 
 from mcpkit.errors import ConfigurationError, InvalidValueError
@@ -42,6 +38,8 @@ from mcpkit.model._resources import (
     ResourceListHandler,
     TemplateHandler,
 )
+
+from .spec import SCHEMAS, schema_errors
 
 SECRET = "SECRET-7f3a"
 MODERN = frozenset({Revision.V2026_07_28})
@@ -568,37 +566,6 @@ def test_pe07_a_list_registration_is_keyword_only_and_immutable() -> None:
 
 
 # --- wire form against the official schemas -------------------------------------------------------
-
-# The official schemas travel in shared/, which sits beside the repository for sessions and CI.
-SCHEMAS = Path(
-    os.environ.get(
-        "MCPKIT_SPEC_SCHEMAS",
-        Path(__file__).resolve().parents[2].parent / "shared" / "spec-schemas",
-    )
-)
-
-
-@functools.cache
-def _document(revision: str) -> dict[str, Any]:
-    """The revision's schema with every object definition closed, so a misspelt member fails."""
-    path = SCHEMAS / f"{revision}.json"
-    if not path.is_file():
-        pytest.fail(f"official schemas not found at {SCHEMAS} (set MCPKIT_SPEC_SCHEMAS)")
-    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    definitions: dict[str, Any] = document.get("$defs") or document["definitions"]
-    for definition in definitions.values():
-        if "properties" in definition and "additionalProperties" not in definition:
-            definition["additionalProperties"] = False
-    return document
-
-
-def schema_errors(revision: str, definition: str, instance: Any) -> list[str]:
-    document = _document(revision)
-    key = "$defs" if "$defs" in document else "definitions"
-    assert definition in document[key]
-    validator_class = jsonschema.validators.validator_for(document)
-    validator = validator_class({**document, "$ref": f"#/{key}/{definition}"})
-    return [error.message for error in validator.iter_errors(instance)]
 
 
 def _descriptors() -> list[ResourceDescriptor]:

@@ -5,14 +5,10 @@ their wire bodies, checked against the official schemas of every revision.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
-import os
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 
 from mcpkit.errors import InvalidValueError
@@ -43,6 +39,8 @@ from mcpkit.model._results import (
     TaskCreatedResult,
 )
 
+from .spec import schema_errors
+
 SECRET = "SECRET-7f3a"
 TEXT = TextContent(text="hello")
 IMAGE = ImageContent(data=b"\x89PNG", mime_type="image/png")
@@ -68,38 +66,7 @@ def refusal(build: Any) -> str:
 
 # --- the official schemas ----------------------------------------------------------------------
 
-# The official schemas travel in shared/, which sits beside the repository for sessions and CI.
-SCHEMAS = Path(
-    os.environ.get(
-        "MCPKIT_SPEC_SCHEMAS",
-        Path(__file__).resolve().parents[2].parent / "shared" / "spec-schemas",
-    )
-)
 REVISIONS = ["2025-06-18", "2025-11-25", "2026-07-28"]
-
-
-@functools.cache
-def _document(revision: str) -> dict[str, Any]:
-    """The revision's schema with every object definition closed (``additionalProperties:
-    false``), so a misspelt or extra member fails; ``_meta`` objects stay open."""
-    path = SCHEMAS / f"{revision}.json"
-    if not path.is_file():
-        pytest.fail(f"official schemas not found at {SCHEMAS} (set MCPKIT_SPEC_SCHEMAS)")
-    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    for name, definition in (document.get("$defs") or document["definitions"]).items():
-        closable = "properties" in definition and "additionalProperties" not in definition
-        if closable and not name.endswith("MetaObject"):
-            definition["additionalProperties"] = False
-    return document
-
-
-def schema_errors(revision: str, definition: str, instance: Any) -> list[str]:
-    document = _document(revision)
-    key = "$defs" if "$defs" in document else "definitions"
-    assert definition in document[key]
-    validator_class = jsonschema.validators.validator_for(document)
-    validator = validator_class({**document, "$ref": f"#/{key}/{definition}"})
-    return [error.message for error in validator.iter_errors(instance)]
 
 
 def body(result: Any, revision: str, **extra: Any) -> Any:

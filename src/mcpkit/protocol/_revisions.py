@@ -1,0 +1,124 @@
+"""The revision table: what each MCP revision can carry on the wire (DESIGN.md §4).
+
+This is the one place that knows how 2025-06-18, 2025-11-25 and 2026-07-28 differ.  Every
+other module asks ``profile(revision).<flag>`` and never compares revisions or wire strings, so
+adding a revision, or correcting one difference, is an edit to one row of ``_TABLE``.
+
+The rows are sourced from the official schemas and the spec brief
+(``reference/spec-brief.md`` §1, §4, §5, §9, §10) and the seeds' legacy rules (LG-01..12,
+IV-01/IV-09, CT-08/09).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final
+
+from mcpkit.model import Revision
+
+__all__ = ["CatalogOrder", "RevisionProfile", "profile"]
+
+
+class CatalogOrder(enum.Enum):
+    """How a static catalog (``tools/list`` and the other three lists) is ordered."""
+
+    REGISTRATION = "registration"
+    """The endpoint's registration order (CT-08): the modern revision."""
+    CANONICAL = "canonical"
+    """Code-point order of the entry's key, a tool or prompt name, a resource URI or a template
+    string (CT-09): the 2025 revisions."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RevisionProfile:
+    """The wire features of one revision, as flags the protocol layer branches on."""
+
+    revision: Revision
+    icons: bool
+    """``icons`` exist on tools, prompts, resources, templates and resource links (LG-09,
+    LG-11); 2025-06-18 has none."""
+    tool_title: bool
+    """``Tool.title`` exists (all three revisions)."""
+    tool_output_schema: bool
+    """``Tool.outputSchema`` exists (all three; root ``type: object`` on 2025, enforced when the
+    tool is registered, LG-02..04)."""
+    structured_content: bool
+    """``CallToolResult.structuredContent`` exists (all three)."""
+    structured_content_object_only: bool
+    """Structured content must be a JSON object (LG-01, LG-06): the 2025 revisions."""
+    result_type: bool
+    """Every result carries ``resultType`` (2026-07-28)."""
+    cache_hints: bool
+    """Cacheable results (the four lists, ``resources/read``, discovery) carry ``ttlMs`` and
+    ``cacheScope`` (2026-07-28)."""
+    server_info_meta: bool
+    """Results carry ``_meta["io.modelcontextprotocol/serverInfo"]`` (2026-07-28); the 2025
+    revisions report the server once, in ``initialize``."""
+    full_implementation: bool
+    """``Implementation`` has ``description``, ``websiteUrl`` and ``icons`` (2025-11-25 on);
+    2025-06-18 knows only ``name``, ``title`` and ``version``."""
+    catalog_order: CatalogOrder
+    resource_not_found_code: int
+    """The JSON-RPC code of ``resources/read`` for an unknown URI: -32002 on 2025, -32602 on
+    2026-07-28 (spec brief §9, sharp edge 9)."""
+    invalid_arguments_as_tool_error: bool
+    """Arguments that fail the tool's input schema or binding are an ``isError`` tool result
+    (2025-11-25 on, IV-01, SEP-1303) rather than JSON-RPC -32602 (2025-06-18, IV-09)."""
+
+
+_JUNE_2025: Final = RevisionProfile(
+    revision=Revision.V2025_06_18,
+    icons=False,
+    tool_title=True,
+    tool_output_schema=True,
+    structured_content=True,
+    structured_content_object_only=True,
+    result_type=False,
+    cache_hints=False,
+    server_info_meta=False,
+    full_implementation=False,
+    catalog_order=CatalogOrder.CANONICAL,
+    resource_not_found_code=-32002,
+    invalid_arguments_as_tool_error=False,
+)
+_NOVEMBER_2025: Final = RevisionProfile(
+    revision=Revision.V2025_11_25,
+    icons=True,
+    tool_title=True,
+    tool_output_schema=True,
+    structured_content=True,
+    structured_content_object_only=True,
+    result_type=False,
+    cache_hints=False,
+    server_info_meta=False,
+    full_implementation=True,
+    catalog_order=CatalogOrder.CANONICAL,
+    resource_not_found_code=-32002,
+    invalid_arguments_as_tool_error=True,
+)
+_JULY_2026: Final = RevisionProfile(
+    revision=Revision.V2026_07_28,
+    icons=True,
+    tool_title=True,
+    tool_output_schema=True,
+    structured_content=True,
+    structured_content_object_only=False,
+    result_type=True,
+    cache_hints=True,
+    server_info_meta=True,
+    full_implementation=True,
+    catalog_order=CatalogOrder.REGISTRATION,
+    resource_not_found_code=-32602,
+    invalid_arguments_as_tool_error=True,
+)
+
+_TABLE: Final = MappingProxyType(
+    {row.revision: row for row in (_JUNE_2025, _NOVEMBER_2025, _JULY_2026)}
+)
+
+
+def profile(revision: Revision) -> RevisionProfile:
+    """The profile of ``revision``; every ``Revision`` has exactly one."""
+    return _TABLE[revision]

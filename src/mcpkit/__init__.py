@@ -54,6 +54,7 @@ from mcpkit.model import PromptMessage as PromptMessage
 from mcpkit.model import PromptOutput as PromptOutput
 from mcpkit.model import PromptRegistration as PromptRegistration
 from mcpkit.model import RequestContext as RequestContext
+from mcpkit.model import RequestStateMode as RequestStateMode
 from mcpkit.model import ResourceDescriptor as ResourceDescriptor
 from mcpkit.model import ResourceLink as ResourceLink
 from mcpkit.model import ResourceListPage as ResourceListPage
@@ -69,6 +70,12 @@ from mcpkit.model import ToolAnnotations as ToolAnnotations
 from mcpkit.model import ToolArguments as ToolArguments
 from mcpkit.model import ToolOutput as ToolOutput
 from mcpkit.model import ToolRegistration as ToolRegistration
+from mcpkit.model import UriParam as UriParam
+from mcpkit.model import endpoint as endpoint
+from mcpkit.model import prompt as prompt
+from mcpkit.model import resource as resource
+from mcpkit.model import resource_list as resource_list
+from mcpkit.model import tool as tool
 from mcpkit.schema import Arg as Arg
 from mcpkit.schema import Int8 as Int8
 from mcpkit.schema import Int16 as Int16
@@ -127,6 +134,7 @@ __all__ = (
     "ProtocolError",
     "RateLimited",
     "RequestContext",
+    "RequestStateMode",
     "ResourceDescriptor",
     "ResourceLink",
     "ResourceListPage",
@@ -145,6 +153,12 @@ __all__ = (
     "ToolOutput",
     "ToolRegistration",
     "UnsupportedProtocolVersion",
+    "UriParam",
     "Width",
     "__version__",
+    "endpoint",
+    "prompt",
+    "resource",
+    "resource_list",
+    "tool",
 )

@@ -26,6 +26,12 @@ from mcpkit.model._context import ProgressReporter as ProgressReporter
 from mcpkit.model._context import RequestContext as RequestContext
 from mcpkit.model._context import RequestId as RequestId
 from mcpkit.model._context import ToolArguments as ToolArguments
+from mcpkit.model._decorators import UriParam as UriParam
+from mcpkit.model._decorators import endpoint as endpoint
+from mcpkit.model._decorators import prompt as prompt
+from mcpkit.model._decorators import resource as resource
+from mcpkit.model._decorators import resource_list as resource_list
+from mcpkit.model._decorators import tool as tool
 from mcpkit.model._endpoint import Endpoint as Endpoint
 from mcpkit.model._endpoint import ResourceMatch as ResourceMatch
 from mcpkit.model._implementation import CachePolicy as CachePolicy
@@ -119,10 +125,16 @@ __all__ = (
     "ToolRegistration",
     "ToolShape",
     "Unset",
+    "UriParam",
     "UriTemplate",
     "check_no_overlaps",
+    "endpoint",
     "is_template",
     "overlaps",
     "parse_media_type",
+    "prompt",
+    "resource",
+    "resource_list",
+    "tool",
     "validate_endpoint_path",
 )

@@ -13,18 +13,23 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
+from typing import Final
 
 from mcpkit.errors import ConfigurationError
 from mcpkit.model._endpoint import Endpoint
 
-__all__ = ["EndpointRegistry"]
+__all__ = ["ENDPOINT_ATTRIBUTE", "EndpointRegistry"]
+
+ENDPOINT_ATTRIBUTE: Final = "__mcp_endpoint__"
+"""Where ``@endpoint`` leaves a class's built ``Endpoint``: the descriptor ``from_classes``
+loads (PK-02)."""
 
 
 class EndpointRegistry:
     """An immutable, ordered, non-empty collection of endpoints with distinct paths (RG-01).
 
-    Build one with :meth:`from_endpoints` (RG-04) and extend it with :meth:`with_endpoint`
-    (RG-05); ``from_classes`` comes with the decorators.  ``endpoints`` is the tuple in order
+    Build one with :meth:`from_classes` (RG-02) or :meth:`from_endpoints` (RG-04) and extend it
+    with :meth:`with_endpoint` (RG-05).  ``endpoints`` is the tuple in order
     (RG-08) and :meth:`endpoint_for_path` routes a raw request path (CT-01).
     """
 
@@ -86,6 +91,32 @@ class EndpointRegistry:
         object.__setattr__(registry, "endpoints", tuple(endpoints))
         object.__setattr__(registry, "_by_path", MappingProxyType(by_path))
         return registry
+
+    @classmethod
+    def from_classes(cls, *classes: type) -> EndpointRegistry:
+        """A registry of the endpoints ``@endpoint`` built for ``classes``, in the order given
+        (RG-02: the explicit allowlist).
+
+        Only the descriptor on the class itself is read (PK-02: no scanning, no reflection over
+        methods); a class without one, a subclass of an endpoint class included, is refused
+        rather than served as an empty catalog (PK-03).
+        """
+        endpoints: list[Endpoint] = []
+        for index, endpoint_class in enumerate(classes):
+            if not isinstance(endpoint_class, type):
+                raise ConfigurationError(
+                    f"EndpointRegistry.from_classes: classes[{index}] must be a class, not "
+                    f"{type(endpoint_class).__name__}"
+                )
+            endpoint = endpoint_class.__dict__.get(ENDPOINT_ATTRIBUTE)
+            if not isinstance(endpoint, Endpoint):
+                raise ConfigurationError(
+                    f"EndpointRegistry.from_classes: {endpoint_class.__module__}."
+                    f"{endpoint_class.__qualname__} has no endpoint descriptor; decorate the "
+                    "class itself with @mcpkit.endpoint(...) (PK-03)"
+                )
+            endpoints.append(endpoint)
+        return cls.from_endpoints(endpoints)
 
     def with_endpoint(self, endpoint: Endpoint) -> EndpointRegistry:
         """A new registry with ``endpoint`` appended; this one is unchanged (RG-05)."""

@@ -185,7 +185,13 @@ NO_MULTI_ROUND: Final[dict[str, object]] = {
 
 
 def input_model(tool: Tool, arguments: object, limits: Limits) -> InputModel:
-    """Derive the input schema and binder of a typed shape (TD-01, TD-08)."""
+    """Derive the input schema and binder of a typed shape (TD-01, TD-08).
+
+    An ``InputModel`` is used as given: the decorators derive it from a method's parameters,
+    leaving out the framework parameters they inject (HC-01).
+    """
+    if isinstance(arguments, InputModel):
+        return arguments
     if inspect.isfunction(arguments) or inspect.ismethod(arguments):
         raise tool.fail(
             "arguments must be a frozen dataclass, a TypedDict or dict[str, T]; arguments "

@@ -153,7 +153,7 @@ class ToolRegistration:
         *,
         name: str,
         revisions: Collection[Revision],
-        arguments: type[A],
+        arguments: type[A] | InputModel,
         output: object,
         handler: ToolHandler[A],
         title: str | None = None,
@@ -168,8 +168,9 @@ class ToolRegistration:
 
         ``handler(ctx, ToolArguments[A], features)`` returns a value of ``output`` (or is an
         ``async def`` returning one).  ``arguments`` is a frozen dataclass, a ``TypedDict`` or
-        ``dict[str, T]``; ``output`` any member of the typed family but a bare ``str``, and an
-        object whenever a 2025 revision is selected.  ``limits`` bound the derived schemas and
+        ``dict[str, T]``, or an ``InputModel`` already derived (the decorators derive one from a
+        method's parameters); ``output`` any member of the typed family but a bare ``str``, and
+        an object whenever a 2025 revision is selected.  ``limits`` bound the derived schemas and
         the binding, so pass the server's own ``Limits`` if they differ from the defaults.
         """
         tool = rules.identify(name, revisions)
@@ -190,7 +191,7 @@ class ToolRegistration:
         *,
         name: str,
         revisions: Collection[Revision],
-        arguments: type[A],
+        arguments: type[A] | InputModel,
         output: object,
         operation_handler: OperationHandler[A],
         title: str | None = None,
@@ -231,7 +232,7 @@ class ToolRegistration:
         *,
         name: str,
         revisions: Collection[Revision],
-        arguments: type[A],
+        arguments: type[A] | InputModel,
         handler: OperationHandler[A],
         title: str | None = None,
         description: str | None = None,

@@ -1,0 +1,423 @@
+"""Decorator authoring: ``@endpoint`` on a class, ``@tool``, ``@prompt``, ``@resource`` and
+``@resource_list`` on its methods (seed 003 "Annotation-driven authoring"; AN-01..18, PK-01..09,
+CT-07, HC-01).
+
+Soklet's annotation processor validates annotated classes and writes immutable descriptors at
+compile time; the runtime only loads those descriptors and never reflects over methods to build
+a catalog (PK-01, PK-02).  The Python analogue keeps the same two halves:
+
+* a method decorator only attaches a frozen descriptor (a ``*Spec``) to the function and returns
+  the function itself, so the method keeps its exact type for type checkers and can still be
+  called directly.  Nothing is registered anywhere (no global registry, no import-time side
+  effect);
+* the class decorator runs once, when the class statement finishes: it reads the class's own
+  ``__dict__`` in definition order (never ``dir()``, never base classes), turns each decorated
+  method into the same registration the programmatic factories build (TR-02), sorts them (CT-07)
+  and builds the whole ``Endpoint``, so every construction rule fails at class definition
+  (PK-01).  The result is attached as ``cls.__mcp_endpoint__``, which is all
+  ``EndpointRegistry.from_classes`` reads.
+
+How a method becomes a handler (parameters, framework injection, the instance provider) lives in
+``_method_adapters``.  Following seed 003, an empty string means "not supplied" for every
+optional text element (AN-14).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Final, TypeVar
+
+from mcpkit.errors import ConfigurationError, InvalidValueError
+from mcpkit.model._completion import CompletionHandler
+from mcpkit.model._content import Annotations, Icon
+from mcpkit.model._endpoint import Endpoint
+from mcpkit.model._implementation import CachePolicy, Implementation
+from mcpkit.model._method_adapters import (
+    OPERATION_ATTRIBUTE,
+    Target,
+    UriParam,
+    prompt_registration,
+    resource_list_registration,
+    resource_registration,
+    tool_registration,
+)
+from mcpkit.model._prompts import PromptRegistration
+from mcpkit.model._registry import ENDPOINT_ATTRIBUTE
+from mcpkit.model._resource_list import ResourceListRegistration
+from mcpkit.model._resources import ResourceRegistration
+from mcpkit.model._revision import Revision
+from mcpkit.model._tool_annotations import RequestStateMode, ToolAnnotations
+from mcpkit.model._tools import ToolRegistration
+
+__all__ = [
+    "PromptSpec",
+    "ResourceListSpec",
+    "ResourceSpec",
+    "ToolSpec",
+    "UriParam",
+    "endpoint",
+    "prompt",
+    "resource",
+    "resource_list",
+    "tool",
+]
+
+_F = TypeVar("_F", bound=Callable[..., object])
+_C = TypeVar("_C", bound=type)
+
+_NO_COMPLETIONS: Final[Mapping[str, CompletionHandler]] = MappingProxyType({})
+
+
+def _text(value: str | None) -> str | None:
+    """AN-14: ``""`` is "not supplied" for optional text, as in Soklet's annotations."""
+    return None if value == "" else value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolSpec:
+    """What ``@tool`` recorded; ``revisions=None`` inherits the endpoint's (DESIGN.md §4)."""
+
+    name: str
+    revisions: Collection[Revision] | None
+    title: str | None
+    description: str | None
+    annotations: ToolAnnotations | None
+    icons: Sequence[Icon]
+    rate_limiter: str | None
+    mirror_structured_content: bool
+    input_requests: Mapping[str, Mapping[str, object]] | None
+    request_state_mode: RequestStateMode | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptSpec:
+    """What ``@prompt`` recorded."""
+
+    name: str
+    revisions: Collection[Revision] | None
+    title: str | None
+    description: str | None
+    icons: Sequence[Icon]
+    completions: Mapping[str, CompletionHandler]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResourceSpec:
+    """What ``@resource`` recorded: an exact URI, or a template when ``uri`` has variables."""
+
+    uri: str
+    name: str
+    revisions: Collection[Revision] | None
+    title: str | None
+    description: str | None
+    mime_type: str | None
+    size: int | None
+    icons: Sequence[Icon]
+    annotations: Annotations | None
+    completions: Mapping[str, CompletionHandler]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResourceListSpec:
+    """What ``@resource_list`` recorded."""
+
+    revisions: Collection[Revision] | None
+
+
+Spec = ToolSpec | PromptSpec | ResourceSpec | ResourceListSpec
+
+
+def _attach(spec: Spec, decorator: str) -> Callable[[_F], _F]:
+    """The method decorator: check the target, attach ``spec``, return the function itself."""
+
+    def apply(function: _F) -> _F:
+        if not inspect.isfunction(function):
+            raise ConfigurationError(
+                f"@{decorator} decorates a method (a function in a class body), not "
+                f"{type(function).__name__}"
+            )
+        previous = function.__dict__.get(OPERATION_ATTRIBUTE)
+        if previous is not None:
+            raise ConfigurationError(
+                f"@{decorator} on {function.__qualname__}: the method is already a "
+                f"{type(previous).__name__.removesuffix('Spec').lower()}; one method serves "
+                "one operation"
+            )
+        setattr(function, OPERATION_ATTRIBUTE, spec)
+        return function
+
+    return apply
+
+
+def tool(
+    *,
+    name: str,
+    revisions: Collection[Revision] | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    annotations: ToolAnnotations | None = None,
+    icons: Sequence[Icon] = (),
+    rate_limiter: str | None = None,
+    mirror_structured_content: bool = True,
+    read_only: bool | None = None,
+    destructive: bool | None = None,
+    idempotent: bool | None = None,
+    open_world: bool | None = None,
+    input_requests: Mapping[str, Mapping[str, object]] | None = None,
+    request_state_mode: RequestStateMode | None = None,
+) -> Callable[[_F], _F]:
+    """Mark a method as a tool (AN-16).
+
+    The method's business parameters become the input schema (a ``T | None`` or defaulted
+    parameter is optional, ``Annotated[T, Arg(...)]`` renames and documents, AN-17/18) and its
+    return annotation the output schema.  A method returning an ``OperationResult`` (e.g.
+    ``CompleteResult``) is an advanced tool and may declare ``input_requests`` and a
+    ``request_state_mode`` (AN-03).  The hint keywords (``read_only``...) are shorthand for
+    ``annotations=ToolAnnotations(...)``; giving both is refused.
+    """
+    hints = (read_only, destructive, idempotent, open_world)
+    if any(hint is not None for hint in hints):
+        if annotations is not None:
+            raise ConfigurationError(
+                f"@tool {name!r}: give either annotations= or the hint keywords (read_only, "
+                "destructive, idempotent, open_world), not both"
+            )
+        annotations = ToolAnnotations(
+            read_only=read_only, destructive=destructive, idempotent=idempotent,
+            open_world=open_world,
+        )  # fmt: skip
+    spec = ToolSpec(
+        name=name,
+        revisions=revisions,
+        title=_text(title),
+        description=_text(description),
+        annotations=annotations,
+        icons=icons,
+        rate_limiter=_text(rate_limiter),
+        mirror_structured_content=mirror_structured_content,
+        input_requests=input_requests,
+        request_state_mode=request_state_mode,
+    )
+    return _attach(spec, "tool")
+
+
+def prompt(
+    *,
+    name: str,
+    revisions: Collection[Revision] | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    icons: Sequence[Icon] = (),
+    completions: Mapping[str, CompletionHandler] = _NO_COMPLETIONS,
+) -> Callable[[_F], _F]:
+    """Mark a method as a prompt.  Its business parameters are ``str`` (required) or
+    ``str | None`` / defaulted (optional) prompt arguments; ``Annotated[str, Arg(name=,
+    title=, description=)]`` publishes another name or documentation.  ``completions`` maps
+    published argument names to completion handlers."""
+    spec = PromptSpec(
+        name=name,
+        revisions=revisions,
+        title=_text(title),
+        description=_text(description),
+        icons=icons,
+        completions=completions,
+    )
+    return _attach(spec, "prompt")
+
+
+def resource(
+    *,
+    uri: str,
+    name: str,
+    revisions: Collection[Revision] | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    mime_type: str | None = None,
+    size: int | None = None,
+    icons: Sequence[Icon] = (),
+    annotations: Annotations | None = None,
+    completions: Mapping[str, CompletionHandler] = _NO_COMPLETIONS,
+) -> Callable[[_F], _F]:
+    """Mark a method as a resource: exact when ``uri`` has no ``{variable}``, else a template
+    whose variables reach ``str`` parameters of the same name (or ``Annotated[str,
+    UriParam("sku")]``), exactly as decoded (CT-12)."""
+    spec = ResourceSpec(
+        uri=uri,
+        name=name,
+        revisions=revisions,
+        title=_text(title),
+        description=_text(description),
+        mime_type=_text(mime_type),
+        size=size,
+        icons=icons,
+        annotations=annotations,
+        completions=completions,
+    )
+    return _attach(spec, "resource")
+
+
+def resource_list(*, revisions: Collection[Revision] | None = None) -> Callable[[_F], _F]:
+    """Mark the method that serves ``resources/list`` pages: one ``str | None`` business
+    parameter (the cursor, ``None`` for the first page), returning a ``ResourceListPage``
+    (PE-07, CT-10)."""
+    return _attach(ResourceListSpec(revisions=revisions), "resource_list")
+
+
+@dataclass(frozen=True, slots=True)
+class _Collected:
+    tools: list[ToolRegistration]
+    prompts: list[PromptRegistration]
+    resources: list[ResourceRegistration]
+    resource_list: ResourceListRegistration | None
+
+
+def _default_provider(cls: type[Any]) -> object:
+    return cls()
+
+
+def endpoint(
+    *,
+    path: str,
+    name: str,
+    version: str,
+    revisions: Collection[Revision],
+    title: str | None = None,
+    description: str | None = None,
+    website_url: str | None = None,
+    icons: Sequence[Icon] = (),
+    instructions: str | None = None,
+    tool_rate_limiter: str | None = None,
+    session_revisions: Collection[Revision] = frozenset(),
+    resource_list_cache: CachePolicy | None = None,
+    resource_template_list_cache: CachePolicy | None = None,
+    instance_provider: Callable[[type[Any]], object] | None = None,
+) -> Callable[[_C], _C]:
+    """Build the class's ``Endpoint`` now, from its decorated methods (AN-04..13, PK-01).
+
+    ``path``, ``name``, ``version`` and ``revisions`` are required (AN-04..06); the caches
+    default to ``CachePolicy.PRIVATE_NO_CACHE``.  ``instance_provider(cls)`` supplies the
+    instance each invocation runs on (default ``cls()``); it is called per invocation, never
+    while building or listing, and its instances are neither cached nor closed (PK-09).  Every
+    refusal is a ``ConfigurationError`` (``SchemaError`` for types) naming the class, and the
+    method and operation where one is at fault.
+    """
+
+    def apply(cls: _C) -> _C:
+        if not isinstance(cls, type):
+            raise ConfigurationError(f"@endpoint decorates a class, not {type(cls).__name__}")
+        where = f"@endpoint class {cls.__module__}.{cls.__qualname__}"
+        if ENDPOINT_ATTRIBUTE in cls.__dict__:
+            raise ConfigurationError(f"{where}: the class is already an endpoint")
+        provider = _default_provider if instance_provider is None else instance_provider
+        if not callable(provider):
+            raise ConfigurationError(f"{where}: instance_provider must be callable as (cls)")
+        try:
+            implementation = Implementation(
+                name, version, title=_text(title), description=_text(description),
+                website_url=_text(website_url), icons=tuple(icons),
+            )  # fmt: skip
+        except InvalidValueError as error:
+            raise ConfigurationError(f"{where}: Implementation.{error.rule}") from None
+        served = _served(where, revisions)
+        collected = _collect(cls, where, provider, served)
+        try:
+            built = Endpoint(
+                path, implementation, revisions,
+                instructions=_text(instructions),
+                tools=sorted(collected.tools, key=lambda t: t.name),
+                prompts=sorted(collected.prompts, key=lambda p: p.name),
+                resources=sorted(collected.resources, key=_resource_key),
+                resource_list=collected.resource_list,
+                resource_list_cache=_cache(resource_list_cache),
+                resource_template_list_cache=_cache(resource_template_list_cache),
+                tool_rate_limiter=_text(tool_rate_limiter),
+                session_revisions=session_revisions,
+            )  # fmt: skip
+        except ConfigurationError as error:
+            raise type(error)(f"{where}: {error}") from error
+        setattr(cls, ENDPOINT_ATTRIBUTE, built)
+        return cls
+
+    return apply
+
+
+def _served(where: str, revisions: object) -> frozenset[Revision]:
+    """The endpoint's revisions, needed before its operations: they inherit them (DESIGN §4)."""
+    if (
+        isinstance(revisions, Collection)
+        and not isinstance(revisions, str | Mapping)
+        and revisions
+        and all(isinstance(revision, Revision) for revision in revisions)
+    ):
+        return frozenset(revisions)
+    raise ConfigurationError(
+        f"{where}: revisions must be a non-empty set of Revision members (AN-06, RV-02)"
+    )
+
+
+def _cache(policy: CachePolicy | None) -> CachePolicy:
+    return CachePolicy.PRIVATE_NO_CACHE if policy is None else policy
+
+
+def _resource_key(registration: ResourceRegistration) -> str:
+    """CT-07: resources and templates in code-point order of the URI or template text."""
+    template = registration.template
+    return str(registration.uri) if template is None else template.text
+
+
+def _collect(
+    cls: type[Any], where: str, provider: Callable[[type[Any]], object], served: frozenset[Revision]
+) -> _Collected:
+    """Every decorated method of ``cls`` itself, in definition order, as a registration."""
+    collected = _Collected([], [], [], None)
+    owners: dict[tuple[str, str], str] = {}  # (kind, name or URI) -> method, for CT-02..04
+    list_method: str | None = None
+    for attribute, value in cls.__dict__.items():
+        if isinstance(value, staticmethod | classmethod):
+            if OPERATION_ATTRIBUTE in getattr(value.__func__, "__dict__", {}):
+                raise ConfigurationError(
+                    f"{where}, method {attribute!r}: an operation must be an instance method, "
+                    f"not a {type(value).__name__}"
+                )
+            continue
+        if not inspect.isfunction(value):
+            continue
+        spec = value.__dict__.get(OPERATION_ATTRIBUTE)
+        if spec is None:
+            continue
+        site = f"{where}, method {attribute!r}"
+        target = Target(cls, provider, value, site)
+        try:
+            if isinstance(spec, ToolSpec):
+                key = ("tool", spec.name)
+                registration: Any = tool_registration(target, spec, served)
+                collected.tools.append(registration)
+            elif isinstance(spec, PromptSpec):
+                key = ("prompt", spec.name)
+                registration = prompt_registration(target, spec, served)
+                collected.prompts.append(registration)
+            elif isinstance(spec, ResourceSpec):
+                key = ("resource", spec.uri)
+                registration = resource_registration(target, spec, served)
+                collected.resources.append(registration)
+            else:
+                if list_method is not None:
+                    raise ConfigurationError(
+                        f"an endpoint has one @resource_list method; {list_method!r} is the first"
+                    )
+                list_method = attribute
+                registration = resource_list_registration(target, spec, served)
+                object.__setattr__(collected, "resource_list", registration)
+                continue
+        except ConfigurationError as error:
+            raise type(error)(f"{site}: {error}") from error
+        first = owners.setdefault(key, attribute)
+        if first != attribute:
+            raise ConfigurationError(
+                f"{site}: {key[0]} {key[1]!r} is also declared by method {first!r}; names and "
+                "URIs are unique within an endpoint (CT-02..04)"
+            )
+    return collected

@@ -1,0 +1,305 @@
+"""From a decorated method to a registration, and the handler that calls the method on a
+fresh instance (seed 003 "Annotated handler parameters"; HC-01, CT-12, PK-09, AN-17, AN-18).
+
+``_method_signature`` reads the parameters; this module decides what each kind of operation
+accepts and builds the registration the programmatic factory would (TR-02).  The handler given
+to the registration (the *adapter*) has the registration's handler shape, ``(ctx, arguments,
+features)`` or ``(ctx, features)``; each call asks the instance provider for an instance
+(PK-09), converts what the server passes into keyword arguments, adds the framework values and
+calls the method.  An ``async def`` method gets an ``async def`` adapter, so ``is_async`` is the
+method's.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from mcpkit.errors import ConfigurationError, SchemaError
+from mcpkit.model._context import InvocationFeatures, RequestContext, ToolArguments
+from mcpkit.model._method_signature import (
+    NO_RESULT,
+    NONE,
+    Method,
+    arms,
+    check_result,
+    fail,
+    operation_revisions,
+    read_method,
+    unwrap,
+)
+from mcpkit.model._outputs import PromptOutput, ResourceOutput
+from mcpkit.model._prompts import PromptArgument, PromptRegistration
+from mcpkit.model._resource_list import ResourceListPage, ResourceListRegistration
+from mcpkit.model._resources import ResourceRegistration
+from mcpkit.model._results import CompleteResult, InputRequiredResult, OperationResult
+from mcpkit.model._revision import Revision
+from mcpkit.model._templates import UriTemplate, is_template
+from mcpkit.model._tools import ToolRegistration
+from mcpkit.schema import Arg, derive_input
+
+if TYPE_CHECKING:
+    from mcpkit.model._decorators import PromptSpec, ResourceListSpec, ResourceSpec, ToolSpec
+
+__all__ = [
+    "OPERATION_ATTRIBUTE",
+    "Target",
+    "UriParam",
+    "prompt_registration",
+    "resource_list_registration",
+    "resource_registration",
+    "tool_registration",
+]
+
+OPERATION_ATTRIBUTE: Final = "__mcp_operation__"
+"""Where a method decorator leaves its descriptor on the function."""
+
+
+@dataclass(frozen=True, slots=True)
+class UriParam:
+    """``Annotated[str, UriParam("sku")]``: the template variable a resource method parameter
+    receives, when it is not the parameter's own name (AN-02, CT-12)."""
+
+    name: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ConfigurationError("UriParam.name must be a non-empty str")
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """The method being converted, its class, the instance provider and where errors point."""
+
+    cls: type[Any]
+    provider: Callable[[type[Any]], object]
+    function: Callable[..., Any]
+    site: str
+
+
+def _adapter(
+    target: Target, method: Method, convert: Callable[[Any], dict[str, Any]] | None
+) -> Callable[..., Any]:
+    """The registration's handler: ``(ctx, x, features)``, or ``(ctx, features)`` when
+    ``convert`` is ``None`` (an exact resource); async exactly when the method is."""
+    cls, provider, function = target.cls, target.provider, target.function
+    framework = method.framework
+
+    def call(ctx: RequestContext, features: InvocationFeatures, kwargs: dict[str, Any]) -> Any:
+        for name, inject in framework:
+            kwargs[name] = inject.value_for(ctx, features)
+        return function(provider(cls), **kwargs)  # a new instance per invocation (PK-09)
+
+    handler: Callable[..., Any]
+    if convert is None:
+        if method.is_async:
+
+            async def handler(ctx: RequestContext, features: InvocationFeatures) -> Any:
+                return await call(ctx, features, {})
+
+        else:
+
+            def handler(ctx: RequestContext, features: InvocationFeatures) -> Any:
+                return call(ctx, features, {})
+
+    elif method.is_async:
+
+        async def handler(ctx: RequestContext, value: Any, features: InvocationFeatures) -> Any:
+            return await call(ctx, features, convert(value))
+
+    else:
+
+        def handler(ctx: RequestContext, value: Any, features: InvocationFeatures) -> Any:
+            return call(ctx, features, convert(value))
+
+    handler.__name__ = function.__name__
+    handler.__qualname__ = function.__qualname__
+    return handler
+
+
+def _tool_arguments(arguments: ToolArguments[Mapping[str, Any]]) -> dict[str, Any]:
+    return dict(arguments.converted)  # the binder's keyword arguments, by parameter name
+
+
+def tool_registration(
+    target: Target, spec: ToolSpec, served: frozenset[Revision]
+) -> ToolRegistration:
+    """``ToolRegistration.typed`` over the method's parameters and return annotation, or
+    ``advanced`` when it returns ``OperationResult`` kinds (HC-01: framework parameters are
+    excluded from the derived schema and injected by the adapter)."""
+    label = f"tool {spec.name!r}"
+    method = read_method(label, target.function)
+    if method.result is NO_RESULT:
+        raise fail(label, "the method needs a return annotation: it is the output type")
+    results = [
+        isinstance(typing.get_origin(arm) or arm, type)
+        and issubclass(typing.get_origin(arm) or arm, OperationResult)
+        for arm in arms(method.result)
+    ]
+    if any(results) and not all(results):
+        raise fail(label, "the return annotation mixes OperationResult kinds and typed output")
+    try:
+        model = derive_input(target.function, excluded=method.framework_hints)
+    except SchemaError as error:
+        raise SchemaError(f"{label}: {error}") from error
+    handler = _adapter(target, method, _tool_arguments)
+    common: dict[str, Any] = {
+        "name": spec.name,
+        "revisions": operation_revisions(label, spec.revisions, served),
+        "arguments": model,
+        "handler": handler,
+        "title": spec.title,
+        "description": spec.description,
+        "annotations": spec.annotations,
+        "icons": spec.icons,
+        "rate_limiter": spec.rate_limiter,
+        "mirror_structured_content": spec.mirror_structured_content,
+    }
+    if all(results):
+        return ToolRegistration.advanced(
+            **common, input_requests=spec.input_requests,
+            request_state_mode=spec.request_state_mode,
+        )  # fmt: skip
+    if spec.input_requests is not None or spec.request_state_mode is not None:
+        raise fail(
+            label,
+            "input_requests and request_state_mode belong to a tool that returns an "
+            "OperationResult (multi-round input needs an InputRequiredResult)",
+        )
+    return ToolRegistration.typed(**common, output=method.result)
+
+
+def prompt_registration(
+    target: Target, spec: PromptSpec, served: frozenset[Revision]
+) -> PromptRegistration:
+    """``PromptRegistration.create`` with one ``PromptArgument`` per business parameter:
+    required unless it is ``str | None`` or has a default (AN-18)."""
+    label = f"prompt {spec.name!r}"
+    method = read_method(label, target.function)
+    check_result(label, method.result, (PromptOutput, CompleteResult, InputRequiredResult))
+    declared: list[PromptArgument] = []
+    plan: list[tuple[str, str, bool]] = []  # (published name, parameter, pass None if absent)
+    for param in method.business:
+        hint, arg = unwrap(label, param, Arg)
+        optional = hint is not str
+        if optional and set(arms(hint)) != {str, NONE}:
+            raise fail(label, f"parameter {param.name!r}: prompt arguments are str or str | None")
+        if arg is not None and (arg.minimum, arg.maximum, arg.header) != (None, None, None):
+            raise fail(label, f"parameter {param.name!r}: Arg takes name, title, description")
+        published = param.name if arg is None or arg.name is None else arg.name
+        title, description = (None, None) if arg is None else (arg.title, arg.description)
+        try:
+            declared.append(
+                PromptArgument(
+                    published, title=title, description=description,
+                    required=not (optional or param.has_default),
+                )
+            )  # fmt: skip
+        except ConfigurationError as error:
+            raise fail(label, f"parameter {param.name!r}: {error}") from None
+        plan.append((published, param.name, optional and not param.has_default))
+
+    def convert(arguments: Mapping[str, str]) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {}
+        for published, name, pass_none in plan:
+            if published in arguments:
+                kwargs[name] = arguments[published]
+            elif pass_none:
+                kwargs[name] = None
+        return kwargs
+
+    return PromptRegistration.create(
+        name=spec.name,
+        revisions=operation_revisions(label, spec.revisions, served),
+        handler=_adapter(target, method, convert),
+        arguments=declared,
+        title=spec.title,
+        description=spec.description,
+        icons=spec.icons,
+        completions=spec.completions,
+    )
+
+
+def resource_registration(
+    target: Target, spec: ResourceSpec, served: frozenset[Revision]
+) -> ResourceRegistration:
+    """``ResourceRegistration.exact`` (no business parameters) or ``.template`` (one ``str``
+    parameter per template variable, CT-12), chosen by whether ``uri`` has variables."""
+    if not isinstance(spec.uri, str):
+        raise ConfigurationError("a resource uri must be a str")
+    template = is_template(spec.uri)
+    label = f"resource {'template ' if template else ''}{spec.uri!r}"
+    method = read_method(label, target.function)
+    check_result(label, method.result, (ResourceOutput, CompleteResult, InputRequiredResult))
+    revisions = operation_revisions(label, spec.revisions, served)
+    options: dict[str, Any] = {
+        "name": spec.name,
+        "revisions": revisions,
+        "title": spec.title,
+        "description": spec.description,
+        "mime_type": spec.mime_type,
+        "icons": spec.icons,
+        "annotations": spec.annotations,
+    }
+    if not template:
+        if method.business:
+            raise fail(
+                label,
+                f"parameter {method.business[0].name!r}: an exact resource takes only framework "
+                "parameters; declare a URI template to receive variables",
+            )
+        if spec.completions:
+            raise fail(label, "completions belong to template variables; this URI has none")
+        return ResourceRegistration.exact(
+            uri=spec.uri, size=spec.size, handler=_adapter(target, method, None), **options
+        )
+    if spec.size is not None:
+        raise fail(label, "size describes one exact resource; a template has none")
+    variables = UriTemplate.parse(spec.uri).variables
+    plan: dict[str, str] = {}  # variable -> parameter
+    for param in method.business:
+        hint, uri_param = unwrap(label, param, UriParam)
+        variable = param.name if uri_param is None else uri_param.name
+        if hint is not str:
+            raise fail(label, f"parameter {param.name!r}: URI variables are delivered as str")
+        if variable not in variables:
+            raise fail(label, f"parameter {param.name!r}: the template has no {{{variable}}}")
+        if variable in plan:
+            raise fail(label, f"parameters {plan[variable]!r} and {param.name!r} both bind "
+                        f"{{{variable}}}")  # fmt: skip
+        plan[variable] = param.name
+    missing = [variable for variable in variables if variable not in plan]
+    if missing:
+        raise fail(label, f"no parameter receives {{{missing[0]}}}; add one (or a UriParam)")
+
+    def convert(values: Mapping[str, str]) -> dict[str, Any]:
+        return {name: values[variable] for variable, name in plan.items()}
+
+    return ResourceRegistration.template(
+        uri_template=spec.uri,
+        handler=_adapter(target, method, convert),
+        completions=spec.completions,
+        **options,
+    )
+
+
+def resource_list_registration(
+    target: Target, spec: ResourceListSpec, served: frozenset[Revision]
+) -> ResourceListRegistration:
+    """A ``ResourceListRegistration`` over a method taking the cursor (``str | None``)."""
+    label = "resource list handler"
+    method = read_method(label, target.function)
+    check_result(label, method.result, (ResourceListPage,))
+    if len(method.business) != 1 or set(arms(method.business[0].hint)) != {str, NONE}:
+        raise fail(label, "the method takes one business parameter, the cursor: str | None")
+    cursor = method.business[0].name
+
+    def convert(value: str | None) -> dict[str, Any]:
+        return {cursor: value}
+
+    return ResourceListRegistration(
+        revisions=operation_revisions(label, spec.revisions, served),
+        handler=_adapter(target, method, convert),
+    )

@@ -182,8 +182,10 @@ def call_tool_result(
 
     ``mirror_structured_content`` (the tool registration's option, OR-13) adds the compact
     JSON of the structured content as one text block when the output has no content of its
-    own, so application-chosen content is never duplicated or reordered; the text is written
-    under ``limits`` and may raise ``OutputError`` like any output.
+    own, so application-chosen content is never duplicated or reordered.  The mirror is a
+    courtesy: when it would not fit the string ceilings or, together with the structured
+    content, the response ceiling, it is silently left out (the structured content itself
+    still has to fit, and raises ``OutputError`` if it cannot be written).
     """
     output = _payload(result, ToolOutput)
     row = profile(revision)
@@ -194,14 +196,32 @@ def call_tool_result(
         raise OutputError(OutputFailure.SCHEMA)
     content = _tool_blocks(output.content, revision)
     if has_structured and mirror_structured_content and not content:
-        mirror = encode(structured, limits=limits).decode("utf-8")
-        content.append(TextContent(text=mirror).to_json())
+        mirror = _mirror(structured, limits)
+        if mirror is not None:
+            content.append(TextContent(text=mirror).to_json())
     body: dict[str, object] = {"content": content}
     if has_structured:
         body["structuredContent"] = structured
     if output.is_error:
         body["isError"] = True
     return _finish(body, result, revision, server_info, None)
+
+
+# Room kept for the envelope around the mirror and the structured content (ids, members, _meta).
+_MIRROR_HEADROOM: Final = 4096
+
+
+def _mirror(structured: object, limits: Limits) -> str | None:
+    """The text mirror of ``structured``, or ``None`` when it would not fit the output limits."""
+    written = encode(structured, limits=limits)  # must fit anyway: failures propagate
+    text = written.decode("utf-8")
+    try:
+        as_string = encode(text, limits=limits)
+    except OutputError:
+        return None  # over a string ceiling or the response ceiling on its own
+    if len(written) + len(as_string) + _MIRROR_HEADROOM > limits.max_response_bytes:
+        return None
+    return text
 
 
 def _prompt_block(block: ContentBlock, revision: Revision) -> JsonObject:

@@ -19,7 +19,7 @@ import pytest
 
 from mcpkit.errors import Cancelled, InvalidValueError, MCPKitError
 from mcpkit.json import JsonArray, JsonObject
-from mcpkit.model import Revision
+from mcpkit.model import Icon, Implementation, Revision
 from mcpkit.model._context import (
     CancellationToken,
     InvocationFeatures,
@@ -186,6 +186,21 @@ def test_client_metadata_is_kept_as_raw_json_HC_07_HC_11() -> None:
     assert ctx.client_info == info and type(ctx.client_info) is JsonObject
     assert ctx.client_capabilities == {"elicitation": {}}
     assert ctx.identity is None  # what the client says about itself is never the identity
+
+
+def test_client_metadata_gets_no_trust_from_declaration_checks_CB_15() -> None:
+    """CB-15: the checks on the server's own declarations (``Implementation``, ``Icon``) are not
+    applied to what the client says about itself, and lend it no trust: ``clientInfo`` with an
+    icon source an ``Icon`` would refuse (CB-08) is kept as raw JSON, never as a validated
+    declaration, and never becomes the identity."""
+    info = {"name": "client", "version": "1", "icons": [{"src": "relative/icon.png"}]}
+    with pytest.raises(InvalidValueError, match=r"Icon\.src"):
+        Icon(src="relative/icon.png")
+    ctx = context(client_info=info)
+    assert type(ctx.client_info) is JsonObject and ctx.client_info == info
+    assert not isinstance(ctx.client_info, Implementation)
+    assert type(ctx.client_info["icons"][0]) is JsonObject  # type: ignore[index]
+    assert ctx.identity is None
 
 
 def test_meta_input_responses_and_request_state_HC_08() -> None:

@@ -10,6 +10,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Optional
 
+import pytest
+
 from mcpkit.errors import ArgumentsInvalid
 from mcpkit.json import JsonObject
 from mcpkit.model import (
@@ -46,6 +48,7 @@ from mcpkit.model._decorators import (
 )
 from mcpkit.model._endpoint import Endpoint
 from mcpkit.model._registry import EndpointRegistry
+from mcpkit.model._tools import ToolRegistration
 from mcpkit.schema import Arg
 
 MODERN = Revision.V2026_07_28
@@ -154,6 +157,11 @@ def test_pk_01_an_01_the_class_decorator_builds_the_endpoint_at_definition() -> 
 
 
 def test_an_04_to_13_endpoint_elements_reach_the_endpoint() -> None:
+    """The endpoint elements reach the built endpoint: AN-05 ``name`` and ``version`` as the
+    advertised implementation identity, AN-09 ``title``, ``description`` and ``website_url``,
+    AN-10 ``instructions`` (returning them in the initialize result is the server's), AN-11
+    ``tool_rate_limiter`` (resolving the name is the server build's), AN-12 and AN-13 the
+    resource and template list cache hints, and AN-07 no session revisions unless given."""
     implementation = ENDPOINT.implementation
     assert (implementation.name, implementation.version) == ("inventory", "1.0.0")
     assert implementation.title == "Inventory MCP"
@@ -164,6 +172,45 @@ def test_an_04_to_13_endpoint_elements_reach_the_endpoint() -> None:
     assert ENDPOINT.resource_list_cache == CachePolicy(1000, "public")
     assert ENDPOINT.resource_template_list_cache == CachePolicy(2000, "private")
     assert ENDPOINT.session_revisions == frozenset()
+
+
+def test_an_04_an_05_path_name_and_version_are_required_and_kept_exactly() -> None:
+    """AN-04: ``path`` is required and is the exact listener path (routing matches the raw path
+    only); AN-05: ``name`` and ``version`` are required and are the implementation identity."""
+    settings: dict[str, Any] = {
+        "path": "/req/mcp", "name": "req", "version": "2.0", "revisions": {MODERN},
+    }  # fmt: skip
+    for missing in ("path", "name", "version"):
+        with pytest.raises(TypeError, match=f"'{missing}'"):
+            endpoint(**{key: value for key, value in settings.items() if key != missing})
+
+    @endpoint(**settings)
+    class Required:
+        pass
+
+    built: Endpoint = Required.__mcp_endpoint__  # type: ignore[attr-defined]
+    assert built.path == "/req/mcp"
+    assert (built.implementation.name, built.implementation.version) == ("req", "2.0")
+    registry = EndpointRegistry.from_classes(Required)
+    assert registry.endpoint_for_path("/req/mcp") is built
+    for near_miss in ("/req/mcp/", "/REQ/mcp", "/req//mcp", "/req/mcp?x=1"):
+        assert registry.endpoint_for_path(near_miss) is None
+
+
+def test_rv_05_the_version_is_the_application_version_not_a_revision() -> None:
+    """RV-05: ``version`` is the application's implementation version, kept as free text; one
+    that looks like a revision is neither parsed nor served as one."""
+
+    @endpoint(path="/v/mcp", name="v", version="2025-06-18", revisions={MODERN})
+    class Versioned:
+        pass
+
+    built: Endpoint = Versioned.__mcp_endpoint__  # type: ignore[attr-defined]
+    assert built.implementation.version == "2025-06-18"
+    assert built.implementation.to_json()["version"] == "2025-06-18"
+    assert built.revisions == frozenset({MODERN})
+    assert ENDPOINT.implementation.version == "1.0.0"
+    assert ENDPOINT.revisions == frozenset({MODERN, NOVEMBER})
 
 
 def test_ct_07_tools_and_prompts_by_name_resources_by_uri() -> None:
@@ -207,6 +254,9 @@ def test_ct_07_sorting_is_by_code_point() -> None:
 
 
 def test_pk_02_method_decorators_only_attach_a_frozen_descriptor() -> None:
+    """PK-02: a method decorator only attaches a frozen descriptor to the function and returns
+    the function itself; nothing wraps or registers it."""
+
     def search(self: object, query: str) -> Found:
         return Found([query])
 
@@ -232,6 +282,8 @@ def test_an_16_tool_options_and_inherited_revisions() -> None:
 
 
 def test_an_17_an_18_the_input_schema_comes_from_the_parameters() -> None:
+    """PK-04: published names default to the parameter names (``inspect.signature``); the output
+    schema comes from the return annotation."""
     search = ENDPOINT.find_tool("inventory.search", MODERN)
     assert search is not None and search.output_schema is not None
     assert search.input_schema.document == {
@@ -249,6 +301,167 @@ def test_an_17_an_18_the_input_schema_comes_from_the_parameters() -> None:
         "required": ["skus"],
         "additionalProperties": False,
     }
+
+
+def test_an_16_every_tool_element_reaches_the_registration() -> None:
+    """AN-16: the tool decorator carries the name, title, description, the named rate limiter,
+    structured-content mirroring, the input declarations and the request-state mode."""
+
+    @endpoint(path="/an16/mcp", name="a", version="1", revisions={MODERN})
+    class Options:
+        @tool(name="edit", title="Edit", description="Edits an item", rate_limiter="writes",
+              mirror_structured_content=False,
+              input_requests={"confirm": {"method": "elicitation/create", "params": {}}},
+              request_state_mode=RequestStateMode.FRAMEWORK_PROTECTED)  # fmt: skip
+        def edit(self, sku: str) -> CompleteResult | InputRequiredResult:
+            return CompleteResult.from_tool_text(sku)
+
+        @tool(name="plain")
+        def plain(self) -> Found:
+            return Found([])
+
+    built: Endpoint = Options.__mcp_endpoint__  # type: ignore[attr-defined]
+    edit = built.find_tool("edit", MODERN)
+    assert edit is not None
+    assert (edit.name, edit.title, edit.description) == ("edit", "Edit", "Edits an item")
+    assert edit.rate_limiter == "writes"
+    assert edit.mirror_structured_content is False
+    assert edit.input_requests == {"confirm": {"method": "elicitation/create", "params": {}}}
+    assert edit.request_state_mode is RequestStateMode.FRAMEWORK_PROTECTED
+    plain = built.find_tool("plain", MODERN)
+    assert plain is not None
+    assert (plain.title, plain.description, plain.rate_limiter) == (None, None, None)
+    assert plain.mirror_structured_content is True
+    assert plain.input_requests == {}
+    assert plain.request_state_mode is RequestStateMode.NONE
+
+
+def test_an_17_a_tool_argument_overrides_its_published_name_title_and_description() -> None:
+    """AN-17: ``Arg(name=, title=, description=)`` changes what is published and bound; the
+    method still receives the value under its parameter name."""
+
+    @endpoint(path="/an17/mcp", name="a", version="1", revisions={MODERN})
+    class Renamed:
+        @tool(name="find")
+        def find(
+            self, text: Annotated[str, Arg(name="query", title="Query", description="Free text")]
+        ) -> Found:
+            return Found([text])
+
+    built: Endpoint = Renamed.__mcp_endpoint__  # type: ignore[attr-defined]
+    find = built.find_tool("find", MODERN)
+    assert find is not None
+    assert find.input_schema.document == {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "title": "Query", "description": "Free text"},
+        },
+        "required": ["query"],
+        "additionalProperties": False,
+    }
+    assert call_tool(built, "find", {"query": "bolt"}) == Found(["bolt"])
+    assert find.input_model is not None
+    with pytest.raises(ArgumentsInvalid):
+        find.input_model.bind(JsonObject({"text": "bolt"}))
+
+
+def test_an_02_parameter_metadata_is_typing_annotated() -> None:
+    """AN-02: parameter metadata is ``typing.Annotated``: ``Arg(...)`` for tool and prompt
+    arguments, ``Arg(header=...)`` for a mirrored header, ``UriParam(...)`` for a URI variable."""
+
+    @endpoint(path="/an02/mcp", name="a", version="1", revisions={MODERN})
+    class Parameters:
+        @tool(name="t")
+        def t(
+            self,
+            tenant: Annotated[str, Arg(header="Tenant")],
+            text: Annotated[str, Arg(name="query")],
+        ) -> Found:
+            return Found([tenant, text])
+
+        @prompt(name="p")
+        def p(self, who: Annotated[str, Arg(name="person", title="Who")]) -> PromptOutput:
+            return text_prompt(who)
+
+        @resource(uri="a://items/{sku}", name="r")
+        def r(self, code: Annotated[str, UriParam("sku")]) -> ResourceOutput:
+            return text_resource(f"a://items/{code}", code)
+
+    built: Endpoint = Parameters.__mcp_endpoint__  # type: ignore[attr-defined]
+    t = built.find_tool("t", MODERN)
+    assert t is not None
+    assert [header.suffix for header in t.input_schema.headers] == ["Tenant"]
+    document = t.input_schema.document
+    assert isinstance(document, JsonObject)
+    properties = document["properties"]
+    assert isinstance(properties, JsonObject)
+    assert properties["tenant"] == {"type": "string", "x-mcp-header": "Tenant"}
+    assert list(properties) == ["tenant", "query"]
+    assert call_tool(built, "t", {"tenant": "acme", "query": "q"}) == Found(["acme", "q"])
+    p = built.find_prompt("p", MODERN)
+    assert p is not None
+    assert p.definition()["arguments"] == [{"name": "person", "title": "Who", "required": True}]
+    match = built.find_resource("a://items/X-1", MODERN)
+    assert match is not None
+    output = invoke(match[0].handler, context("resources/read"), match[1], features())
+    assert output.contents[0].text == "X-1"
+
+
+def test_tr_02_decorated_and_programmatic_tools_build_the_same_registration() -> None:
+    """TR-02: a decorated tool is a ``ToolRegistration`` of the same shape, with the same
+    published schemas, as the one the programmatic factory builds for the same types."""
+
+    @dataclass(frozen=True)
+    class Query:
+        query: Annotated[str, Arg(description="Free text")]
+        limit: int | None = None
+
+    def handler(ctx: RequestContext, arguments: ToolArguments[Query],
+                features: InvocationFeatures) -> Found:  # fmt: skip
+        return Found([arguments.converted.query])
+
+    programmatic = ToolRegistration.typed(
+        name="inventory.search", revisions={MODERN, NOVEMBER}, arguments=Query, output=Found,
+        handler=handler, title="Catalog search", annotations=ToolAnnotations(read_only=True),
+    )  # fmt: skip
+    decorated = ENDPOINT.find_tool("inventory.search", MODERN)
+    assert isinstance(decorated, ToolRegistration)
+    assert decorated.shape is programmatic.shape is ToolShape.TYPED
+    assert decorated.revisions == programmatic.revisions
+    assert decorated.input_schema.document == programmatic.input_schema.document
+    assert decorated.output_schema is not None and programmatic.output_schema is not None
+    assert decorated.output_schema.document == programmatic.output_schema.document
+    assert (decorated.title, decorated.annotations) == (
+        programmatic.title, programmatic.annotations,
+    )  # fmt: skip
+    other = ToolRegistration.typed(
+        name="p.search", revisions={MODERN}, arguments=Query, output=Found, handler=handler
+    )
+    mixed = Endpoint("/mixed/mcp", ENDPOINT.implementation, {MODERN, NOVEMBER},
+                     tools=[other, decorated])  # fmt: skip
+    assert mixed.tools_for(MODERN) == (other, decorated)
+
+
+def test_pk_02_only_the_attached_descriptor_is_read() -> None:
+    """PK-02: the class decorator reads only the class's own namespace (no ``dir()`` walk, no
+    base classes) and the registry reads only the endpoint it attached; nothing is registered
+    globally, so an undecorated class is never found."""
+
+    class Base:
+        @tool(name="inherited")
+        def inherited(self) -> Found:
+            return Found([])
+
+    @endpoint(path="/pk02/mcp", name="p", version="1", revisions={MODERN})
+    class Child(Base):
+        @tool(name="own")
+        def own(self) -> Found:
+            return Found([])
+
+    built: Endpoint = Child.__dict__["__mcp_endpoint__"]
+    assert [t.name for t in built.tools] == ["own"]
+    assert EndpointRegistry.from_classes(Child).endpoints[0] is built
+    assert "__mcp_endpoint__" not in vars(Base)
 
 
 def test_tool_handlers_call_the_method_with_bound_arguments() -> None:
@@ -362,6 +575,9 @@ def test_hc_01_framework_parameters_are_injected_and_not_published() -> None:
 
 
 def test_advanced_tools_return_operation_results() -> None:
+    """AN-03 (tools): ``input_requests`` declares the client requests a multi-round tool may
+    make; such a tool returns operation results."""
+
     @endpoint(path="/adv/mcp", name="a", version="1", revisions={MODERN})
     class Advanced:
         @tool(name="plain", revisions={MODERN})
@@ -499,13 +715,22 @@ def test_an_14_empty_text_means_not_supplied() -> None:
     assert built.resources[0].mime_type is None
 
 
-def test_an_07_an_15_defaults_of_an_endpoint_without_operations() -> None:
+def test_an_07_defaults_of_an_endpoint_without_operations() -> None:
+    """AN-07: an explicit subset of served 2025 revisions is kept as the session revisions;
+    AN-09, AN-10, AN-11: the metadata, instructions and limiter name are optional; AN-12, AN-13:
+    both list cache hints default to private, no caching."""
+
     @endpoint(path="/none/mcp", name="n", version="1", revisions=[NOVEMBER],
               session_revisions={NOVEMBER})  # fmt: skip
     class Nothing:
         pass
 
     built: Endpoint = Nothing.__mcp_endpoint__  # type: ignore[attr-defined]
+    implementation = built.implementation
+    assert (implementation.title, implementation.description, implementation.website_url) == (
+        None, None, None,
+    )  # fmt: skip
+    assert built.instructions is None and built.tool_rate_limiter is None
     assert (built.tools, built.prompts, built.resources) == ((), (), ())
     assert built.resource_list is None
     assert built.resource_list_cache is CachePolicy.PRIVATE_NO_CACHE

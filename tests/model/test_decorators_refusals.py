@@ -140,10 +140,18 @@ def test_an_04_endpoint_checks_name_the_class() -> None:
 
 
 def test_an_07_session_revisions_are_served_2025_revisions() -> None:
+    """AN-07: an explicit session subset may hold only served 2025 revisions (that it also needs
+    the server's session configuration is checked when the server is built)."""
     with refused("@endpoint class", "session_revisions"):
 
         @build(session_revisions={MODERN})
         class Bad:
+            pass
+
+    with refused("@endpoint class", "session_revisions"):
+
+        @build(session_revisions={NOVEMBER})  # a 2025 revision the endpoint does not serve
+        class Unserved:
             pass
 
 
@@ -382,6 +390,30 @@ def test_tool_output_rules_apply() -> None:
         class Bad:
             @tool(name="t")
             def f(self) -> str: ...
+
+
+@pytest.mark.parametrize("revision", [JUNE, NOVEMBER])
+def test_lg_03_a_2025_tool_needs_an_object_output_at_class_definition(revision: Revision) -> None:
+    """LG-03: a decorated typed tool selecting a 2025 revision must return an object-shaped
+    value; anything else fails when the class statement ends, naming the method."""
+    with refused("method 'f': tool 't'", "structured content must be an object on 2025",
+                 error=SchemaError):  # fmt: skip
+
+        @build(revisions={revision, MODERN})
+        class Bad:
+            @tool(name="t")
+            def f(self) -> list[str]: ...
+
+    @build(revisions={revision, MODERN})
+    class Good:
+        @tool(name="t")
+        def f(self) -> Found: ...
+
+        @tool(name="modern", revisions={MODERN})
+        def modern(self) -> list[str]: ...
+
+    built = Good.__mcp_endpoint__  # type: ignore[attr-defined]
+    assert [t.name for t in built.tools] == ["modern", "t"]
 
 
 def test_tr_16_multi_round_declarations_need_an_advanced_tool() -> None:

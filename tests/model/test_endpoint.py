@@ -388,6 +388,7 @@ def test_lg_04_legacy_tools_with_object_or_no_output_schema_are_accepted() -> No
 
 
 def test_ct_02_tool_names_are_unique_within_an_endpoint_whatever_their_revisions() -> None:
+    """CT-02, SP-05: a tool name is unique within one endpoint, whatever the revisions."""
     first = tool(revisions=frozenset({JUNE}))
     message = refusal(tools=[first, raw_tool("inventory.search", ONLY_MODERN)])
     assert message == ENDPOINT_PREFIX + (
@@ -488,6 +489,8 @@ def test_the_checks_run_in_the_documented_order() -> None:
 
 
 def test_ct_06_registration_order_is_kept() -> None:
+    """CT-06: programmatic endpoints keep the supplied order of their registrations, in the
+    views too."""
     tools = [tool("c"), tool("a"), tool("b")]
     resources = [template("z://{a}"), exact("b://x"), exact("a://x"), template("a://{z}")]
     built = endpoint(tools=tools, resources=resources)

@@ -16,10 +16,20 @@ from mcpkit.errors import ConfigurationError, SchemaError
 from mcpkit.json import JsonObject
 from mcpkit.limits import Limits
 from mcpkit.model import Icon, Revision
-from mcpkit.model._context import InvocationFeatures, RequestContext, ToolArguments
-from mcpkit.model._results import CompleteResult, OperationResult
+from mcpkit.model._context import (
+    CancellationToken,
+    InvocationFeatures,
+    RequestContext,
+    ToolArguments,
+)
+from mcpkit.model._results import (
+    CompleteResult,
+    InputRequiredResult,
+    OperationResult,
+    TaskCreatedResult,
+)
 from mcpkit.model._tool_annotations import RequestStateMode, ToolAnnotations, ToolShape
-from mcpkit.model._tools import ToolRegistration
+from mcpkit.model._tools import OperationHandler, ToolHandler, ToolRegistration
 from mcpkit.schema import Arg, Outcome, ToolSchema
 
 MODERN = frozenset({Revision.V2026_07_28})
@@ -142,6 +152,8 @@ ADVANCED_FACTORIES = [_advanced, _json_object, _authored]
 
 
 def test_tr06_typed_derives_input_and_output_schemas() -> None:
+    """TR-06: the typed stage: the handler's ``A`` is bound from the JSON arguments and its
+    ``R`` converts to the structured content (which the server writes on every call)."""
     tool = ToolRegistration.typed(
         name="catalog.search",
         revisions={Revision.V2026_07_28, Revision.V2025_11_25},
@@ -187,6 +199,9 @@ def test_sp01_optional_fields_default_to_absent() -> None:
 
 
 def test_tr07_tr17_typed_task_keeps_the_eventual_output_schema() -> None:
+    """TR-07, TR-17 (retention): the task-required typed stage takes an operation handler and
+    keeps the eventual output type's model and schema (enforcing it when ``tasks/get`` returns
+    the result is the task runtime's)."""
     tool = _typed_task()
     assert tool.shape is ToolShape.TYPED_TASK
     assert tool.handler is operation
@@ -197,11 +212,15 @@ def test_tr07_tr17_typed_task_keeps_the_eventual_output_schema() -> None:
 
 @pytest.mark.parametrize("revision", [JUNE, NOVEMBER])
 def test_tr07_typed_task_is_2026_only_because_2025_has_no_tasks(revision: Revision) -> None:
+    """TR-07: a typed task tool is statically task-required; RV-06: tasks are modern-only, so it
+    cannot select a 2025 revision."""
     with pytest.raises(ConfigurationError, match="task-required tool must select only"):
         _typed_task(revisions={revision, Revision.V2026_07_28})
 
 
 def test_tr08_advanced_binds_arguments_and_publishes_no_output_schema() -> None:
+    """TR-08: the ``argumentType`` stage: converted input, an operation-result handler, no
+    output schema."""
     tool = _advanced()
     assert tool.shape is ToolShape.ADVANCED
     assert tool.handler is operation
@@ -210,6 +229,8 @@ def test_tr08_advanced_binds_arguments_and_publishes_no_output_schema() -> None:
 
 
 def test_tr09_json_object_publishes_the_fixed_object_schema() -> None:
+    """TR-09: the ``jsonObjectArguments`` stage publishes the fixed ``{"type": "object"}`` and
+    accepts any object."""
     tool = _json_object()
     assert tool.shape is ToolShape.JSON_OBJECT
     assert tool.input_schema.document == JsonObject({"type": "object"})
@@ -218,6 +239,8 @@ def test_tr09_json_object_publishes_the_fixed_object_schema() -> None:
 
 
 def test_tr10_authored_compiles_and_publishes_the_exact_document() -> None:
+    """TR-10: the ``inputSchema`` stage compiles the authored Profile 1 schema, validates with
+    it and publishes the exact document."""
     document = {
         "type": "object",
         "properties": {"q": {"type": "string", "description": "Free text"}},
@@ -234,11 +257,30 @@ def test_tr10_authored_compiles_and_publishes_the_exact_document() -> None:
 
 
 def test_tr11_any_typing_expression_is_an_argument_or_output_type() -> None:
+    """TR-11: any typing expression, nested generics included, is an argument or output type."""
     tool = _typed(arguments=dict[str, Item], output=list[Item])
     assert _document(tool.input_schema)["type"] == "object"
     assert _document(tool.output_schema)["type"] == "array"
     typed_dict = _typed(arguments=Filters, output=Colour)
     assert _document(typed_dict.input_schema)["required"] == ["colour"]
+
+
+def test_pk08_private_local_dataclasses_are_bindable() -> None:
+    """PK-08: an underscore-named, function-local dataclass needs no export or registration to
+    be an argument or output type: it derives, binds and converts like a public one."""
+
+    @dataclass(frozen=True)
+    class _Arguments:
+        sku: str
+
+    @dataclass(frozen=True)
+    class _Stock:
+        count: int
+
+    tool = _typed(arguments=_Arguments, output=_Stock)
+    assert tool.input_model is not None and tool.output_model is not None
+    assert tool.input_model.bind(JsonObject({"sku": "A-1"})) == _Arguments("A-1")
+    assert tool.output_model.to_json(_Stock(2)) == JsonObject({"count": 2})
 
 
 # --- immutability and identity -----------------------------------------------------------------
@@ -255,6 +297,8 @@ def test_tr01_registrations_are_immutable() -> None:
 
 
 def test_tr05_only_the_factories_build_a_registration() -> None:
+    """TR-05: registrations come only from the per-stage keyword-only factories (the Pythonic
+    typestate)."""
     with pytest.raises(TypeError, match=r"built by ToolRegistration\.typed"):
         ToolRegistration()
     with pytest.raises(TypeError):
@@ -262,6 +306,7 @@ def test_tr05_only_the_factories_build_a_registration() -> None:
 
 
 def test_tr05_a_handler_cannot_be_installed_without_the_model() -> None:
+    """TR-05: a handler cannot be installed before the argument model (or schema) is fixed."""
     with pytest.raises(TypeError, match="arguments"):
         ToolRegistration.typed(name="a", revisions=MODERN, handler=search)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="input_schema"):
@@ -454,6 +499,66 @@ def test_tr13_a_handler_must_take_ctx_arguments_and_features(factory: Any, handl
         factory(**{key: handler})
 
 
+def _call(tool: ToolRegistration, arguments: ToolArguments[Any]) -> object:
+    ctx = RequestContext(endpoint=None, revision=Revision.V2026_07_28, method="tools/call")
+    return tool.handler(ctx, arguments, InvocationFeatures(CancellationToken()))
+
+
+def _returning(result: OperationResult) -> OperationHandler[Query]:
+    def handler(
+        ctx: RequestContext, arguments: ToolArguments[Query], features: InvocationFeatures
+    ) -> OperationResult:
+        return result
+
+    return handler
+
+
+def test_tr13_typed_handlers_return_the_output_and_advanced_ones_an_operation_result() -> None:
+    """TR-13: the typed complete path's handler (``ToolHandler[A]``) returns the output value
+    itself; the advanced path's (``OperationHandler[A]``) returns a complete, input-required or
+    task-created result."""
+    arguments = ToolArguments(converted=Query("q"), raw=JsonObject({"query": "q"}))
+    typed_handler: ToolHandler[Query] = search
+    assert _call(_typed(handler=typed_handler), arguments) == Found([])
+    results: list[OperationResult] = [
+        CompleteResult.from_tool_text("done"),
+        InputRequiredResult(request_state="state"),
+        TaskCreatedResult[Found](task_id="task-1"),
+    ]
+    for result in results:
+        assert _call(_advanced(handler=_returning(result)), arguments) is result
+
+
+def test_hc02_the_advanced_handler_takes_ctx_arguments_and_features_and_may_raise() -> None:
+    """HC-02: the advanced handler is ``handler(ctx, arguments, features) -> OperationResult``;
+    the registration keeps it unwrapped, so what it raises reaches the caller (the server maps
+    it)."""
+    seen: list[tuple[object, ...]] = []
+
+    def handle(
+        ctx: RequestContext, arguments: ToolArguments[Query], features: InvocationFeatures
+    ) -> OperationResult:
+        seen.append((ctx, arguments, features))
+        if arguments.converted.query == "boom":
+            raise LookupError("no such item")
+        return CompleteResult.from_tool_text(arguments.converted.query)
+
+    tool = _advanced(handler=handle)
+    assert tool.handler is handle and tool.input_model is not None
+    raw = JsonObject({"query": "bolt"})
+    arguments = ToolArguments(converted=tool.input_model.bind(raw), raw=raw)
+    result = _call(tool, arguments)
+    assert isinstance(result, CompleteResult) and result.to_json()["content"] == [
+        {"type": "text", "text": "bolt"}
+    ]
+    ctx, received, features = seen[0]
+    assert isinstance(ctx, RequestContext) and received is arguments
+    assert isinstance(features, InvocationFeatures)
+    boom = ToolArguments(converted=Query("boom"), raw=JsonObject({"query": "boom"}))
+    with pytest.raises(LookupError, match="no such item"):
+        _call(tool, boom)
+
+
 # --- options (TR-12, TR-15) ----------------------------------------------------------------------
 
 
@@ -584,6 +689,8 @@ def test_tr16_request_state_mode_must_be_a_member(mode: object) -> None:
 def test_tr16_multi_round_tools_must_select_only_2026(
     factory: Any, revision: Revision, declarations: dict[str, Any]
 ) -> None:
+    """TR-16, RV-06: multi-round declarations are modern-only, so such a tool cannot select a
+    2025 revision."""
     with pytest.raises(ConfigurationError, match="exist only on 2026-07-28"):
         factory(revisions={revision, Revision.V2026_07_28}, **declarations)
 
@@ -599,6 +706,8 @@ def test_tr16_no_declarations_are_fine_on_2025(factory: Any) -> None:
 
 @pytest.mark.parametrize("output", [list[Item], int, Item | None, dict[str, int] | None, Colour])
 def test_lg01_lg02_non_object_outputs_are_fine_on_2026_only(output: object) -> None:
+    """SP-07: on 2026-07-28 a (derived) output schema need not be ``type: object``; authored
+    output schemas do not exist (P1-06)."""
     tool = _typed(output=output)
     assert tool.output_schema is not None
 

@@ -133,6 +133,8 @@ def test_LG_11_icons_per_revision_and_exact_members(revision: Revision, kind: Li
 
 
 def test_cache_hints_come_from_the_endpoint_and_the_build_options() -> None:
+    """AN-12, AN-13: the endpoint's resource list and template list cache hints are the hints of
+    those pages."""
     source = endpoint(
         resource_list_cache=CachePolicy(5_000, "public"),
         resource_template_list_cache=CachePolicy(7_000, "private"),

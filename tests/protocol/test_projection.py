@@ -137,6 +137,7 @@ def _read(ctx: object, features: object) -> ResourceOutput:
 
 
 def test_implementation_info_per_revision() -> None:
+    """RV-05: every revision reports the implementation's own ``version``, never a revision."""
     june = implementation_info(IMPLEMENTATION, JUNE)
     assert wire(june) == {"name": "inventory", "title": "Inventory", "version": "1.0.0"}
     assert schema_errors(JUNE.wire, "Implementation", wire(june)) == []
@@ -194,6 +195,8 @@ def test_LG_06_non_objects_are_valid_structured_content_on_2026(value: object) -
 def test_LG_06_LG_07_LG_08_non_objects_fail_legacy_projection(
     revision: Revision, value: object, mirror: bool
 ) -> None:
+    """LG-06, LG-07, LG-08: a non-object value fails legacy projection with the fixed internal
+    error, with or without the text mirror, and is never wrapped, dropped or changed."""
     output = ToolOutput(content=(TextContent(text="[1, 2]"),), structured_content=value)
     result = CompleteResult.with_tool_output(output)
     before = wire(result.to_json())
@@ -208,6 +211,9 @@ def test_LG_06_LG_07_LG_08_non_objects_fail_legacy_projection(
 
 
 def test_LG_09_LG_10_tool_resource_links_lose_icons_only_on_june() -> None:
+    """LG-09, LG-10: links lose only their icons, and only on June; URI, name, the other link
+    fields, the content order and the result metadata survive, and the application's values are
+    unchanged."""
     image = ImageContent(data=b"\x89PNG", mime_type="image/png")
     embedded = EmbeddedResource(resource=BlobResourceContents(uri="file:///b", blob=b"\x00"))
     content = (TextContent(text="first"), LINK, image, embedded)
@@ -318,6 +324,8 @@ def test_prompt_result_without_description_and_with_server_info() -> None:
 
 
 def test_LG_12_june_prompt_links_with_icons_fail_safely() -> None:
+    """LG-12: a June prompt message whose resource link carries icons fails with the fixed
+    internal error."""
     result = _prompt_result(TextContent(text="a"), LINK)
     with pytest.raises(OutputError) as caught:
         get_prompt_result(result, JUNE)

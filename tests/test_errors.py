@@ -79,7 +79,11 @@ def test_every_name_in_errors_all_exists_and_is_unique() -> None:
 
 
 def test_wire_table_covers_every_protocol_error() -> None:
-    """A new wire error must be added to WIRE_TABLE, so its code and status get pinned."""
+    """A new wire error must be added to WIRE_TABLE, so its code and status get pinned.
+
+    OR-08: protocol and framework failures are the ``ProtocolError`` family (the Python form of
+    the seed's JSON-RPC error and exception), each with its JSON-RPC code and fixed message.
+    """
     defined = {cls for cls in _all_subclasses(ProtocolError) if cls.__module__ == errors.__name__}
     assert defined == set(WIRE_TABLE)
     assert {cls for cls in _public_exception_classes() if issubclass(cls, ProtocolError)} == (

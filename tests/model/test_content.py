@@ -34,7 +34,7 @@ from mcpkit.model import (
     TextResourceContents,
 )
 
-from .spec import SCHEMAS, schema_errors
+from ..spec_schemas import SCHEMAS, schema_errors
 
 SECRET = "SECRET-7f3a"
 SURROGATES = ["\ud800", "\udbff", "\udc00", "\udfff", "a\udc00b", "\ud83d\ude80"]

@@ -28,7 +28,7 @@ from mcpkit.model._results import CompleteResult, OperationResult
 from mcpkit.model._templates import MAX_TEMPLATES_PER_ENDPOINT
 from mcpkit.model._tools import ToolRegistration
 
-from .spec import schema_errors
+from ..spec_schemas import schema_errors
 
 JUNE = Revision.V2025_06_18
 NOVEMBER = Revision.V2025_11_25

@@ -17,7 +17,7 @@ from mcpkit.json import JsonObject, encode
 from mcpkit.model import Icon
 from mcpkit.model._implementation import CachePolicy, Implementation
 
-from .spec import schema_errors
+from ..spec_schemas import schema_errors
 
 SECRET = "SECRET-7f3a"
 ICON = Icon(src="https://example.com/icon.png", mime_type="image/png", sizes=("48x48",))

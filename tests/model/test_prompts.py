@@ -28,7 +28,7 @@ from mcpkit.model import (
 )
 from mcpkit.model._prompts import MAX_PROMPT_NAME_CHARS, PromptHandler
 
-from .spec import SCHEMAS, schema_errors
+from ..spec_schemas import SCHEMAS, schema_errors
 
 SECRET = "SECRET-7f3a"
 MODERN = frozenset({Revision.V2026_07_28})

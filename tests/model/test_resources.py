@@ -39,7 +39,7 @@ from mcpkit.model._resources import (
     TemplateHandler,
 )
 
-from .spec import SCHEMAS, schema_errors
+from ..spec_schemas import SCHEMAS, schema_errors
 
 SECRET = "SECRET-7f3a"
 MODERN = frozenset({Revision.V2026_07_28})

@@ -39,7 +39,7 @@ from mcpkit.model._results import (
     TaskCreatedResult,
 )
 
-from .spec import schema_errors
+from ..spec_schemas import schema_errors
 
 SECRET = "SECRET-7f3a"
 TEXT = TextContent(text="hello")

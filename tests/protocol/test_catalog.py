@@ -22,6 +22,7 @@ from mcpkit.model import (
 )
 from mcpkit.protocol import DEFAULT_PAGE_SIZE, SERVER_INFO_KEY, Catalog, ListKind
 
+from ..spec_schemas import schema_errors
 from .samples import (
     ALL,
     IMPLEMENTATION,
@@ -34,7 +35,6 @@ from .samples import (
     raw_tool,
     wire,
 )
-from .spec import schema_errors
 
 RESULTS = {
     ListKind.TOOLS: "ListToolsResult",

@@ -37,6 +37,7 @@ from mcpkit.protocol import (
     tool_definition,
 )
 
+from ..spec_schemas import schema_errors
 from .samples import (
     ICON,
     IMPLEMENTATION,
@@ -51,7 +52,6 @@ from .samples import (
     typed_tool,
     wire,
 )
-from .spec import schema_errors
 
 LEGACY = [JUNE, NOVEMBER]
 LINK = ResourceLink(

@@ -1,6 +1,6 @@
-"""The official MCP JSON Schemas, for checking what the model writes (DESIGN.md §9).
+"""The official MCP JSON Schemas, for checking what mcpkit writes (DESIGN.md §9).
 
-One place for the tests of every model module: where the schemas live, how a definition is
+One place for the tests of every layer: where the schemas live, how a definition is
 looked up, and the strictness added on top (every object definition closed with
 ``additionalProperties: false`` so a misspelt or extra member fails; ``*MetaObject``
 definitions stay open because ``_meta`` is open by design).
@@ -21,7 +21,7 @@ import pytest
 SCHEMAS = Path(
     os.environ.get(
         "MCPKIT_SPEC_SCHEMAS",
-        Path(__file__).resolve().parents[2].parent / "shared" / "spec-schemas",
+        Path(__file__).resolve().parents[1].parent / "shared" / "spec-schemas",
     )
 )
 

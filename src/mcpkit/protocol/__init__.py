@@ -9,6 +9,7 @@ Everything here is a pure function or an immutable value over bytes and model va
 from mcpkit.protocol._catalog import DEFAULT_PAGE_SIZE as DEFAULT_PAGE_SIZE
 from mcpkit.protocol._catalog import Catalog as Catalog
 from mcpkit.protocol._catalog import ListKind as ListKind
+from mcpkit.protocol._mirroring import check_mirrored_headers as check_mirrored_headers
 from mcpkit.protocol._projection import SERVER_INFO_KEY as SERVER_INFO_KEY
 from mcpkit.protocol._projection import call_tool_result as call_tool_result
 from mcpkit.protocol._projection import get_prompt_result as get_prompt_result
@@ -29,6 +30,7 @@ __all__ = (
     "ListKind",
     "RevisionProfile",
     "call_tool_result",
+    "check_mirrored_headers",
     "get_prompt_result",
     "implementation_info",
     "profile",

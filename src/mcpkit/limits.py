@@ -33,6 +33,7 @@ _RANGES: Final[dict[str, tuple[float, float]]] = {
     "max_binding_integer_chars": (1, 16 * MiB),
     "max_binary_item_bytes": (1, 786_432),
     "max_header_param_bytes": (1, 64 * KiB),
+    "max_templated_uri_chars": (1, 1_048_576),
     "handler_slots": (1, 4_096),
     "max_queued_requests": (0, 65_536),
     "request_timeout_seconds": (0.001, 86_400.0),
@@ -88,6 +89,9 @@ class Limits:
     max_binary_item_bytes: int = 786_432
     """Raw bytes of one image, audio or blob item (base64 fits 1,048,576 characters)."""
     max_header_param_bytes: int = 16 * KiB
+    max_templated_uri_chars: int = 65_535
+    """Characters of a ``resources/read`` URI tried against resource templates (Soklet's bound);
+    a longer URI can still match an exact resource, never a template."""
     """Decoded UTF-8 bytes of one mirrored ``Mcp-Param-*`` value."""
 
     # Execution

@@ -12,10 +12,11 @@ import pytest
 
 from mcpkit.errors import ConfigurationError
 from mcpkit.json import JsonObject, encode
+from mcpkit.limits import DEFAULT_LIMITS, Limits
 from mcpkit.model import Revision
 from mcpkit.model._completion import Completion
 from mcpkit.model._context import InvocationFeatures, RequestContext, ToolArguments
-from mcpkit.model._endpoint import MAX_TEMPLATED_URI_CHARS, Endpoint
+from mcpkit.model._endpoint import Endpoint
 from mcpkit.model._implementation import CachePolicy, Implementation
 from mcpkit.model._outputs import PromptOutput, ResourceOutput
 from mcpkit.model._prompts import PromptArgument, PromptRegistration
@@ -671,13 +672,18 @@ def test_ct_11_a_uri_nothing_matches_is_not_found() -> None:
 
 
 def test_ct_11_templated_reads_are_bounded_but_exact_uris_are_not() -> None:
-    sku = "x" * (MAX_TEMPLATED_URI_CHARS - len("inventory://items/"))
-    long_exact = exact("inventory://big/" + "y" * MAX_TEMPLATED_URI_CHARS)
+    """The templated URI bound (``Limits.max_templated_uri_chars``) at the limit and one past."""
+    bound = DEFAULT_LIMITS.max_templated_uri_chars
+    sku = "x" * (bound - len("inventory://items/"))
+    long_exact = exact("inventory://big/" + "y" * bound)
     built = endpoint(resources=[template(), long_exact])
     found = built.find_resource("inventory://items/" + sku, MODERN)
     assert found is not None and found[1] == {"sku": sku}
     assert built.find_resource("inventory://items/" + sku + "x", MODERN) is None
     assert built.find_resource(str(long_exact.uri), MODERN) == (long_exact, {})
+    tight = Limits(max_templated_uri_chars=len("inventory://items/ab"))
+    assert built.find_resource("inventory://items/ab", MODERN, limits=tight) is not None
+    assert built.find_resource("inventory://items/abc", MODERN, limits=tight) is None
 
 
 # --- capabilities against the official schemas ------------------------------------------------

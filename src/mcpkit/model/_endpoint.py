@@ -23,6 +23,7 @@ from typing import Any, Final
 
 import mcpkit.model._endpoint_checks as checks
 from mcpkit.json import JsonObject
+from mcpkit.limits import DEFAULT_LIMITS, Limits
 from mcpkit.model._implementation import CachePolicy, Implementation
 from mcpkit.model._paths import validate_endpoint_path
 from mcpkit.model._prompts import PromptRegistration
@@ -30,9 +31,8 @@ from mcpkit.model._resources import ResourceListRegistration, ResourceRegistrati
 from mcpkit.model._revision import Revision
 from mcpkit.model._tools import ToolRegistration
 
-__all__ = ["MAX_TEMPLATED_URI_CHARS", "Endpoint", "ResourceMatch"]
+__all__ = ["Endpoint", "ResourceMatch"]
 
-MAX_TEMPLATED_URI_CHARS: Final = 65_535
 """A read routed through a template is limited to 65,535 characters, as in Soklet
 (reference/soklet4-digest.md §5.2).  Only ASCII can match a template, so characters are bytes;
 the bound keeps the scan over every template of a revision linear in a small number."""
@@ -304,19 +304,21 @@ class Endpoint:
         """The prompt called exactly ``name`` if it selects ``revision``, else ``None``."""
         return self._views.get(revision, _EMPTY_VIEW).prompt_index.get(name)
 
-    def find_resource(self, uri: str, revision: Revision) -> ResourceMatch | None:
+    def find_resource(
+        self, uri: str, revision: Revision, *, limits: Limits = DEFAULT_LIMITS
+    ) -> ResourceMatch | None:
         """Route a ``resources/read``: the exact resource whose URI is exactly ``uri``, else the
         one template matching it (CT-11), with its decoded variables; ``None`` if neither.
 
         Templates never overlap (CT-05), so at most one matches and the order in which they are
-        tried cannot change the answer.  A URI over ``MAX_TEMPLATED_URI_CHARS`` matches no
-        template.
+        tried cannot change the answer.  A URI over ``limits.max_templated_uri_chars`` matches
+        no template, so the work a client can cause here stays bounded.
         """
         view = self._views.get(revision, _EMPTY_VIEW)
         resource = view.resource_index.get(uri)
         if resource is not None:
             return resource, _NO_VARIABLES
-        if len(uri) > MAX_TEMPLATED_URI_CHARS:
+        if len(uri) > limits.max_templated_uri_chars:
             return None
         for registration in view.templates:
             variables = checks.template_of(registration).match(uri)

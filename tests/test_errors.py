@@ -34,6 +34,8 @@ WIRE_TABLE: dict[type[ProtocolError], tuple[int, int, str, type[MCPKitError]]] =
     ),
     errors.InternalError: (-32603, 500, "Internal error", ProtocolError),
     errors.OutputError: (-32603, 200, "Internal error", InternalError),
+    errors.Overloaded: (-32603, 503, "Internal error", InternalError),
+    errors.DeadlineExceeded: (-32603, 504, "Internal error", InternalError),
     errors.ResourceNotFound: (-32002, 200, "Resource not found", ProtocolError),
     errors.HeaderMismatch: (-32020, 400, "Header mismatch", ProtocolError),
     errors.MissingClientCapability: (
@@ -180,3 +182,36 @@ def test_failure_enums_have_unique_values() -> None:
     for enum_cls in (ParseFailure, OutputFailure):
         values = [member.value for member in enum_cls]
         assert len(values) == len(set(values))
+
+
+def test_unsupported_version_data() -> None:
+    """-32022 carries ``data.supported`` and echoes only a short string ``requested``."""
+    error = errors.UnsupportedProtocolVersion(("2026-07-28", "2025-11-25"), "1900-01-01")
+    assert error.data == {"supported": ["2026-07-28", "2025-11-25"], "requested": "1900-01-01"}
+    assert errors.UnsupportedProtocolVersion(("a",), "x" * 64).data == {
+        "supported": ["a"],
+        "requested": "x" * 64,
+    }
+    assert errors.UnsupportedProtocolVersion(("a",), "x" * 65).data == {"supported": ["a"]}
+    assert errors.UnsupportedProtocolVersion(("a",), 7).data == {"supported": ["a"]}
+    with pytest.raises(TypeError):
+        errors.UnsupportedProtocolVersion(["a"])  # type: ignore[arg-type]
+
+
+def test_missing_capability_data() -> None:
+    """-32021 carries ``data.requiredCapabilities`` as an object, never a list."""
+    error = errors.MissingClientCapability({"sampling": {}})
+    assert error.data == {"requiredCapabilities": {"sampling": {}}}
+    assert errors.MissingClientCapability().data == {"requiredCapabilities": {}}
+    assert errors.InvalidParams().data is None
+
+
+def test_resource_not_found_names_the_uri_up_to_the_limit() -> None:
+    """SEP-2164: ``data.uri`` names the missing resource; a URI of more than 65,535 characters
+    (or a non-string) is left out rather than echoed."""
+    assert errors.ResourceNotFound("test://x").data == {"uri": "test://x"}
+    at_limit = "u:" + "x" * 65_533
+    assert errors.ResourceNotFound(at_limit).data == {"uri": at_limit}
+    assert errors.ResourceNotFound(at_limit + "x").data is None
+    assert errors.ResourceNotFound(7).data is None
+    assert errors.ResourceNotFound().data is None

@@ -5,11 +5,14 @@ owns it.  Subpackages that are public API in their own right (``mcpkit.json``) a
 their full name, for example ``import mcpkit.json``.
 """
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
 from mcpkit._version import __version__ as __version__
 from mcpkit.errors import ArgumentsFailure as ArgumentsFailure
 from mcpkit.errors import ArgumentsInvalid as ArgumentsInvalid
 from mcpkit.errors import Cancelled as Cancelled
 from mcpkit.errors import ConfigurationError as ConfigurationError
+from mcpkit.errors import DeadlineExceeded as DeadlineExceeded
 from mcpkit.errors import HeaderMismatch as HeaderMismatch
 from mcpkit.errors import InternalError as InternalError
 from mcpkit.errors import InvalidParams as InvalidParams
@@ -20,6 +23,7 @@ from mcpkit.errors import MethodNotFound as MethodNotFound
 from mcpkit.errors import MissingClientCapability as MissingClientCapability
 from mcpkit.errors import OutputError as OutputError
 from mcpkit.errors import OutputFailure as OutputFailure
+from mcpkit.errors import Overloaded as Overloaded
 from mcpkit.errors import ParseError as ParseError
 from mcpkit.errors import ParseFailure as ParseFailure
 from mcpkit.errors import ProtocolError as ProtocolError
@@ -29,6 +33,7 @@ from mcpkit.errors import SchemaError as SchemaError
 from mcpkit.errors import UnsupportedProtocolVersion as UnsupportedProtocolVersion
 from mcpkit.limits import DEFAULT_LIMITS as DEFAULT_LIMITS
 from mcpkit.limits import Limits as Limits
+from mcpkit.model import LOG_LEVELS as LOG_LEVELS
 from mcpkit.model import UNSET as UNSET
 from mcpkit.model import Annotations as Annotations
 from mcpkit.model import AudioContent as AudioContent
@@ -54,6 +59,7 @@ from mcpkit.model import PromptMessage as PromptMessage
 from mcpkit.model import PromptOutput as PromptOutput
 from mcpkit.model import PromptRegistration as PromptRegistration
 from mcpkit.model import RequestContext as RequestContext
+from mcpkit.model import RequestLogger as RequestLogger
 from mcpkit.model import RequestStateMode as RequestStateMode
 from mcpkit.model import ResourceDescriptor as ResourceDescriptor
 from mcpkit.model import ResourceLink as ResourceLink
@@ -83,9 +89,41 @@ from mcpkit.schema import Int32 as Int32
 from mcpkit.schema import Int64 as Int64
 from mcpkit.schema import Width as Width
 
+if _TYPE_CHECKING:
+    from mcpkit.cli import Server as Server
+    from mcpkit.server import AdmissionRequest as AdmissionRequest
+    from mcpkit.server import Admitted as Admitted
+    from mcpkit.server import CorsPolicy as CorsPolicy
+    from mcpkit.server import Rejected as Rejected
+
+# The serving names load the engine, asyncio and the transports, so they are imported when first
+# used: ``import mcpkit`` (and everything an endpoint module needs) stays free of an event loop.
+_LAZY = {
+    "AdmissionRequest": "mcpkit.server",
+    "Admitted": "mcpkit.server",
+    "CorsPolicy": "mcpkit.server",
+    "Rejected": "mcpkit.server",
+    "Server": "mcpkit.cli",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcpkit' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
 __all__ = (
     "DEFAULT_LIMITS",
+    "LOG_LEVELS",
     "UNSET",
+    "AdmissionRequest",
+    "Admitted",
     "Annotations",
     "Arg",
     "ArgumentsFailure",
@@ -99,6 +137,8 @@ __all__ = (
     "Completion",
     "ConfigurationError",
     "ContentBlock",
+    "CorsPolicy",
+    "DeadlineExceeded",
     "EmbeddedResource",
     "Endpoint",
     "EndpointRegistry",
@@ -124,6 +164,7 @@ __all__ = (
     "OperationType",
     "OutputError",
     "OutputFailure",
+    "Overloaded",
     "ParseError",
     "ParseFailure",
     "ProgressReporter",
@@ -133,7 +174,9 @@ __all__ = (
     "PromptRegistration",
     "ProtocolError",
     "RateLimited",
+    "Rejected",
     "RequestContext",
+    "RequestLogger",
     "RequestStateMode",
     "ResourceDescriptor",
     "ResourceLink",
@@ -145,6 +188,7 @@ __all__ = (
     "Revision",
     "Role",
     "SchemaError",
+    "Server",
     "TaskCreatedResult",
     "TextContent",
     "TextResourceContents",

@@ -16,7 +16,10 @@ Tree::
     │   ├── InvalidParams             -32602  400
     │   │   └── ArgumentsInvalid      -32602  200  tool arguments failed the input schema or binding
     │   ├── InternalError             -32603  500
-    │   │   └── OutputError           -32603  200  what the application returned cannot be written
+    │   │   ├── OutputError           -32603  200  what the application returned cannot be written
+    │   │   ├── Overloaded            -32603  503  no handler slot: queue full, or the deadline
+    │   │   │                                      passed while queued
+    │   │   └── DeadlineExceeded      -32603  504  the deadline passed while the handler ran
     │   ├── ResourceNotFound          -32002  200  (2025 revisions; 2026 maps not-found to -32602)
     │   ├── HeaderMismatch            -32020  400
     │   ├── MissingClientCapability   -32021  400
@@ -42,6 +45,7 @@ __all__ = [
     "ArgumentsInvalid",
     "Cancelled",
     "ConfigurationError",
+    "DeadlineExceeded",
     "HeaderMismatch",
     "InternalError",
     "InvalidParams",
@@ -52,6 +56,7 @@ __all__ = [
     "MissingClientCapability",
     "OutputError",
     "OutputFailure",
+    "Overloaded",
     "ParseError",
     "ParseFailure",
     "ProtocolError",
@@ -71,7 +76,14 @@ class MCPKitError(Exception):
 
 
 class ProtocolError(MCPKitError):
-    """An error with a wire form; ``str(error)`` is always the fixed ``message``."""
+    """An error with a wire form; ``str(error)`` is always the fixed ``message``.
+
+    ``data`` is the JSON-RPC error ``data`` member, or ``None`` for none.  Only the framework
+    sets it (``UnsupportedProtocolVersion``, ``MissingClientCapability``), from values it has
+    checked; it is a plain ``dict`` so this layer needs no JSON types.
+    """
+
+    data: dict[str, object] | None = None
 
     def __init__(self) -> None:
         super().__init__(self.message)
@@ -196,10 +208,37 @@ class OutputError(InternalError):
         self.reason = reason
 
 
+class Overloaded(InternalError):
+    """No handler slot: the admitted queue was full, or the request's deadline passed while it
+    waited.  The handler never ran (seed 003; soklet4-digest §1.5: 503 / -32603)."""
+
+    http_status = 503
+
+
+class DeadlineExceeded(InternalError):
+    """The request's deadline passed while its handler ran; the handler's token is cancelled
+    and its late result discarded (504 / -32603)."""
+
+    http_status = 504
+
+
+# Longest resource URI echoed in ``data.uri``; a longer one is left out.
+_MAX_ECHOED_URI = 65_535
+
+
 class ResourceNotFound(ProtocolError):
+    """No resource has the URI.  ``data.uri`` names it: the spec asks for it (spec brief §9,
+    SEP-2164), and it is the client's own request target, not a value it submitted for a
+    handler; a URI over 65,535 characters or a non-string is left out."""
+
     jsonrpc_code = -32002
     http_status = 200
     message = "Resource not found"
+
+    def __init__(self, uri: object = None) -> None:
+        super().__init__()
+        if isinstance(uri, str) and len(uri) <= _MAX_ECHOED_URI:
+            self.data = {"uri": uri}
 
 
 class HeaderMismatch(ProtocolError):
@@ -209,15 +248,41 @@ class HeaderMismatch(ProtocolError):
 
 
 class MissingClientCapability(ProtocolError):
+    """The operation needs client capabilities the request did not declare.  ``required`` is
+    the ``ClientCapabilities`` object that names them, sent as ``data.requiredCapabilities``."""
+
     jsonrpc_code = -32021
     http_status = 400
     message = "Missing required client capability"
 
+    def __init__(self, required: dict[str, object] | None = None) -> None:
+        super().__init__()
+        if required is not None and not isinstance(required, dict):
+            raise TypeError("MissingClientCapability: required must be a dict")
+        self.data = {"requiredCapabilities": dict(required or {})}
+
+
+# Longest requested version echoed in ``data.requested``; a longer one is left out.
+_MAX_ECHOED_VERSION = 64
+
 
 class UnsupportedProtocolVersion(ProtocolError):
+    """A protocol version the endpoint does not serve.  ``data`` carries ``supported`` (the
+    served versions) and ``requested`` (the request's version, the one echo the spec
+    requires; only a string of at most 64 characters is echoed)."""
+
     jsonrpc_code = -32022
     http_status = 400
     message = "Unsupported protocol version"
+
+    def __init__(self, supported: tuple[str, ...] = (), requested: object = None) -> None:
+        super().__init__()
+        if not isinstance(supported, tuple) or not all(isinstance(v, str) for v in supported):
+            raise TypeError("UnsupportedProtocolVersion: supported must be a tuple of str")
+        data: dict[str, object] = {"supported": list(supported)}
+        if isinstance(requested, str) and len(requested) <= _MAX_ECHOED_VERSION:
+            data["requested"] = requested
+        self.data = data
 
 
 class RateLimited(ProtocolError):

@@ -19,12 +19,14 @@ from mcpkit.model._content import ResourceLink as ResourceLink
 from mcpkit.model._content import Role as Role
 from mcpkit.model._content import TextContent as TextContent
 from mcpkit.model._content import TextResourceContents as TextResourceContents
+from mcpkit.model._context import LOG_LEVELS as LOG_LEVELS
 from mcpkit.model._context import CancellationToken as CancellationToken
 from mcpkit.model._context import InvocationFeatures as InvocationFeatures
 from mcpkit.model._context import OperationType as OperationType
 from mcpkit.model._context import ProgressReporter as ProgressReporter
 from mcpkit.model._context import RequestContext as RequestContext
 from mcpkit.model._context import RequestId as RequestId
+from mcpkit.model._context import RequestLogger as RequestLogger
 from mcpkit.model._context import ToolArguments as ToolArguments
 from mcpkit.model._decorators import UriParam as UriParam
 from mcpkit.model._decorators import endpoint as endpoint
@@ -72,6 +74,7 @@ from mcpkit.model._tools import ToolHandler as ToolHandler
 from mcpkit.model._tools import ToolRegistration as ToolRegistration
 
 __all__ = (
+    "LOG_LEVELS",
     "UNSET",
     "Annotations",
     "AudioContent",
@@ -103,6 +106,7 @@ __all__ = (
     "PromptRegistration",
     "RequestContext",
     "RequestId",
+    "RequestLogger",
     "RequestStateMode",
     "ResourceContents",
     "ResourceDescriptor",

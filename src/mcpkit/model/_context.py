@@ -27,17 +27,19 @@ from types import MappingProxyType
 from typing import ClassVar, Final, Generic, TypeAlias, TypeVar
 
 from mcpkit.errors import Cancelled, InvalidValueError
-from mcpkit.json import JsonObject, string
+from mcpkit.json import JsonObject, from_python, string
 from mcpkit.model._checks import OPTIONAL_TEXT, Checks, instance_of, optional, validate
 from mcpkit.model._revision import Revision
 
 __all__ = [
+    "LOG_LEVELS",
     "CancellationToken",
     "InvocationFeatures",
     "OperationType",
     "ProgressReporter",
     "RequestContext",
     "RequestId",
+    "RequestLogger",
     "ToolArguments",
 ]
 
@@ -188,6 +190,87 @@ class ProgressReporter:
         return "ProgressReporter()"
 
 
+LOG_LEVELS: Final = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+"""MCP log levels, least severe first (RFC 5424 order)."""
+_LEVEL_RANK: Final = {name: rank for rank, name in enumerate(LOG_LEVELS)}
+
+
+class RequestLogger:
+    """Sends ``notifications/message`` on one request's own stream.
+
+    Present only where the client can receive them: on 2026-07-28 when the request's ``_meta``
+    carries ``io.modelcontextprotocol/logLevel`` (then ``minimum`` is that level), and on the
+    2025 revisions (stateless, so no ``logging/setLevel`` is remembered: ``minimum`` is the
+    server's default).  Messages below ``minimum`` are dropped here; ``data`` is any JSON
+    value (``from_python``), ``logger`` an optional name.  Like ``ProgressReporter``, ``send``
+    is the server's non-blocking delivery function and calls are serialised.
+    """
+
+    __slots__ = ("_lock", "_minimum", "_send")
+
+    def __init__(self, minimum: str, send: Callable[[JsonObject], None]) -> None:
+        if minimum not in _LEVEL_RANK:
+            raise InvalidValueError("RequestLogger.minimum: must be an MCP log level")
+        if not callable(send):
+            raise InvalidValueError("RequestLogger.send: must be callable")
+        self._minimum = _LEVEL_RANK[minimum]
+        self._send = send
+        self._lock = threading.Lock()
+
+    @property
+    def minimum(self) -> str:
+        return LOG_LEVELS[self._minimum]
+
+    def enabled(self, level: str) -> bool:
+        """Whether a message at ``level`` would be sent."""
+        rank = _LEVEL_RANK.get(level)
+        if rank is None:
+            raise InvalidValueError("RequestLogger.log: level must be an MCP log level")
+        return rank >= self._minimum
+
+    def log(self, level: str, data: object, *, logger: str | None = None) -> None:
+        """Send ``data`` at ``level`` unless the level is below the minimum."""
+        if not self.enabled(level):
+            return
+        params: dict[str, object] = {"level": level}
+        if logger is not None:
+            try:
+                params["logger"] = string(logger)
+            except InvalidValueError as error:
+                raise InvalidValueError(f"RequestLogger.log: {error.rule}") from None
+        try:
+            params["data"] = from_python(data)
+        except InvalidValueError as error:
+            raise InvalidValueError(f"RequestLogger.log: {error.rule}") from None
+        message = JsonObject(params)
+        with self._lock:
+            self._send(message)
+
+    def debug(self, data: object, *, logger: str | None = None) -> None:
+        self.log("debug", data, logger=logger)
+
+    def info(self, data: object, *, logger: str | None = None) -> None:
+        self.log("info", data, logger=logger)
+
+    def warning(self, data: object, *, logger: str | None = None) -> None:
+        self.log("warning", data, logger=logger)
+
+    def error(self, data: object, *, logger: str | None = None) -> None:
+        self.log("error", data, logger=logger)
+
+    def __repr__(self) -> str:
+        return f"RequestLogger(minimum={self.minimum!r})"
+
+
 @dataclass(frozen=True, slots=True, init=False)
 class InvocationFeatures:
     """Request-scoped optional behaviour, looked up by type (HC-13, HC-14).
@@ -231,6 +314,11 @@ class InvocationFeatures:
     def progress_reporter(self) -> ProgressReporter | None:
         """The progress reporter, or ``None`` when the client did not ask for progress."""
         return self.find(ProgressReporter)
+
+    @property
+    def logger(self) -> RequestLogger | None:
+        """The request logger, or ``None`` when the client cannot receive log messages."""
+        return self.find(RequestLogger)
 
     def __repr__(self) -> str:
         return f"InvocationFeatures({', '.join(type(f).__name__ for f in self.features)})"

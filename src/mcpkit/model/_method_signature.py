@@ -27,6 +27,7 @@ from mcpkit.model._context import (
     InvocationFeatures,
     ProgressReporter,
     RequestContext,
+    RequestLogger,
 )
 from mcpkit.model._revision import Revision
 
@@ -56,6 +57,7 @@ class Inject(enum.Enum):
     FEATURES = "features"
     TOKEN = "token"
     PROGRESS = "progress"
+    LOGGER = "logger"
 
     def value_for(self, ctx: RequestContext, features: InvocationFeatures) -> object:
         if self is Inject.CONTEXT:
@@ -64,6 +66,8 @@ class Inject(enum.Enum):
             return features
         if self is Inject.TOKEN:
             return features.cancellation_token
+        if self is Inject.LOGGER:
+            return features.logger
         return features.progress_reporter
 
 
@@ -119,6 +123,14 @@ def _injection(label: str, name: str, hint: Any) -> Inject | None:
         )
     if set(arms(hint)) == {ProgressReporter, NONE}:
         return Inject.PROGRESS
+    if hint is RequestLogger:
+        raise fail(
+            label,
+            f"parameter {name!r}: annotate it RequestLogger | None; a logger exists only "
+            "when the client can receive log messages",
+        )
+    if set(arms(hint)) == {RequestLogger, NONE}:
+        return Inject.LOGGER
     return None
 
 

@@ -36,6 +36,14 @@ class RevisionProfile:
     """The wire features of one revision, as flags the protocol layer branches on."""
 
     revision: Revision
+    stateless: bool
+    """No handshake: every request names its revision and client capabilities in ``_meta`` and
+    carries the ``Mcp-Method`` / ``Mcp-Name`` headers; errors keep their own HTTP status
+    (2026-07-28).  The 2025 revisions negotiate with ``initialize`` and answer every error after
+    the revision is known with HTTP 200."""
+    methods: frozenset[str]
+    """The client-to-server request methods the revision has (spec brief §1.1); anything else
+    is -32601 (HTTP 404 on 2026-07-28)."""
     icons: bool
     """``icons`` exist on tools, prompts, resources, templates and resource links (LG-09,
     LG-11); 2025-06-18 has none."""
@@ -68,7 +76,18 @@ class RevisionProfile:
     (2025-11-25 on, IV-01, SEP-1303) rather than JSON-RPC -32602 (2025-06-18, IV-09)."""
 
 
+_COMMON_METHODS: Final = frozenset(
+    {
+        "tools/list", "tools/call", "prompts/list", "prompts/get", "resources/list",
+        "resources/templates/list", "resources/read", "completion/complete",
+    }
+)  # fmt: skip
+_LEGACY_METHODS: Final = _COMMON_METHODS | {"initialize", "ping", "logging/setLevel"}
+_MODERN_METHODS: Final = _COMMON_METHODS | {"server/discover"}
+
 _JUNE_2025: Final = RevisionProfile(
+    stateless=False,
+    methods=_LEGACY_METHODS,
     revision=Revision.V2025_06_18,
     icons=False,
     tool_title=True,
@@ -84,6 +103,8 @@ _JUNE_2025: Final = RevisionProfile(
     invalid_arguments_as_tool_error=False,
 )
 _NOVEMBER_2025: Final = RevisionProfile(
+    stateless=False,
+    methods=_LEGACY_METHODS,
     revision=Revision.V2025_11_25,
     icons=True,
     tool_title=True,
@@ -99,6 +120,8 @@ _NOVEMBER_2025: Final = RevisionProfile(
     invalid_arguments_as_tool_error=True,
 )
 _JULY_2026: Final = RevisionProfile(
+    stateless=True,
+    methods=_MODERN_METHODS,
     revision=Revision.V2026_07_28,
     icons=True,
     tool_title=True,

@@ -1,14 +1,21 @@
-"""``python -m mcpkit``: the codec demo runs, round-trips its sample and refuses bad bodies."""
+"""``examples/codec_demo.py``: the codec demo round-trips its sample and refuses bad bodies."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 import mcpkit
-import mcpkit.__main__ as demo
+
+PATH = Path(__file__).resolve().parents[1] / "examples" / "codec_demo.py"
+_SPEC = importlib.util.spec_from_file_location("mcpkit_example_codec", PATH)
+assert _SPEC is not None and _SPEC.loader is not None
+demo = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(demo)
 
 
 def test_demo_prints_round_trip_and_parse_errors(capsys: pytest.CaptureFixture[str]) -> None:
@@ -31,9 +38,9 @@ def test_demo_fails_if_a_bad_body_is_accepted(
     assert "valid: accepted, but must be refused" in capsys.readouterr().out
 
 
-def test_module_entry_point() -> None:
+def test_script_entry_point() -> None:
     result = subprocess.run(
-        [sys.executable, "-I", "-m", "mcpkit"], capture_output=True, text=True, check=False
+        [sys.executable, "-I", str(PATH)], capture_output=True, text=True, check=False
     )
     assert result.returncode == 0, result.stderr
     assert "reason duplicate_member" in result.stdout

@@ -1,0 +1,442 @@
+"""The conformance fixture: every tool, prompt and resource of the official MCP conformance
+suite's server scenarios that mcpkit can serve today, written with mcpkit's decorators.
+
+``mcpkit serve examples/everything.py --port 3001`` serves it at ``http://127.0.0.1:3001/mcp``
+on all three revisions; point the conformance harness at that URL (a loopback host: the
+DNS-rebinding scenario needs one).  The names, arguments and outputs are the harness's
+(``reference/conformance.md`` §5), so do not rename anything here.
+
+Tools: ``test_simple_text``, ``test_image_content``, ``test_audio_content``,
+``test_embedded_resource``, ``test_multiple_content_types``, ``test_tool_with_logging``,
+``test_tool_with_progress``, ``test_error_handling``, ``json_schema_2020_12_tool`` (all
+revisions); ``test_x_mcp_header``, ``test_missing_capability`` and the diagnostics
+``test_logging_tool`` and ``test_streaming_elicitation`` (2026-07-28 only).
+Resources: ``test://static-text``, ``test://static-binary``, ``test://watched-resource`` and the
+template ``test://template/{id}/data``.  Prompts: ``test_simple_prompt``,
+``test_prompt_with_arguments`` (with completion of ``arg1``),
+``test_prompt_with_embedded_resource`` and ``test_prompt_with_image``.
+
+Fixtures left out, because they need features mcpkit does not have yet:
+
+* ``test_sampling``, ``test_elicitation``, ``test_elicitation_sep1034_defaults`` and
+  ``test_elicitation_sep1330_enums``: they send ``sampling/createMessage`` or
+  ``elicitation/create`` to a 2025 client on the request's own stream; mcpkit sends no
+  server-to-client requests (the legacy adaptation of multi-round input is another issue).
+* ``test_reconnection``: resumable SSE streams (event ids, ``retry``, ``Last-Event-ID``) are
+  not supported.
+* ``test_trigger_tool_change`` and ``test_trigger_prompt_change``: endpoints are immutable and
+  never advertise ``listChanged``; ``subscriptions/listen`` streams are another issue.
+* ``test_input_required_result_*`` (tools) and ``test_input_required_result_prompt``: the
+  multi-round input runtime (client-capability checks of input requests, protected request
+  state) is another issue.
+* the tasks extension tools (``greet``, ``slow_compute``, ``failing_job``,
+  ``protocol_error_job``, ``confirm_delete``, ``multi_input``, ``test_tool_with_task``): tasks
+  are another issue.
+
+Sync (``def``) and async (``async def``) handlers both appear: ``test_tool_with_logging``,
+``test_tool_with_progress`` and the template resource are ``async def``, the rest are ``def``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import math
+import struct
+import wave
+import zlib
+from collections.abc import Mapping
+from typing import Annotated, Final
+from urllib.parse import quote
+
+from mcpkit import (
+    Arg,
+    AudioContent,
+    BlobResourceContents,
+    CompleteResult,
+    Completion,
+    CorsPolicy,
+    EmbeddedResource,
+    EndpointRegistry,
+    ImageContent,
+    InputRequiredResult,
+    InvalidParams,
+    InvalidValueError,
+    InvocationFeatures,
+    MissingClientCapability,
+    ProgressReporter,
+    PromptMessage,
+    PromptOutput,
+    RequestContext,
+    RequestLogger,
+    ResourceOutput,
+    Revision,
+    Role,
+    Server,
+    TextContent,
+    TextResourceContents,
+    ToolArguments,
+    ToolOutput,
+    ToolRegistration,
+    UriParam,
+    __version__,
+    endpoint,
+    prompt,
+    resource,
+    tool,
+)
+from mcpkit.json import JsonObject, encode, from_python
+
+CONFIRM_REQUEST: Final = {
+    "method": "elicitation/create",
+    "params": {
+        "mode": "form",
+        "message": "Please confirm",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {"ok": {"type": "boolean"}},
+            "required": ["ok"],
+        },
+    },
+}
+
+# --- media, generated once at import -----------------------------------------------------------
+
+
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    """One PNG chunk: length, type, data, CRC-32 of type and data."""
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def make_png(size: int = 16) -> bytes:
+    """A ``size`` x ``size`` 8-bit RGB PNG: a two-colour checkerboard of 4-pixel squares."""
+    rows = bytearray()
+    for y in range(size):
+        rows.append(0)  # filter type None for every scanline
+        for x in range(size):
+            rows += b"\x1f\x6f\xeb" if (x // 4 + y // 4) % 2 == 0 else b"\xf5\xf5\xf5"
+    header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)  # depth 8, RGB, no interlace
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _png_chunk(b"IHDR", header)
+        + _png_chunk(b"IDAT", zlib.compress(bytes(rows), 9))
+        + _png_chunk(b"IEND", b"")
+    )
+
+
+def make_wav(*, frequency: float = 440.0, seconds: float = 0.1, rate: int = 8000) -> bytes:
+    """A mono 16-bit PCM WAV file holding a sine tone."""
+    frames = b"".join(
+        struct.pack("<h", round(12_000 * math.sin(2 * math.pi * frequency * n / rate)))
+        for n in range(round(seconds * rate))
+    )
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as writer:
+        writer.setnchannels(1)
+        writer.setsampwidth(2)
+        writer.setframerate(rate)
+        writer.writeframes(frames)
+    return buffer.getvalue()
+
+
+PNG: Final = make_png()
+WAV: Final = make_wav()
+
+SIMPLE_TEXT: Final = "This is a simple text response for testing."
+STATIC_TEXT: Final = "This is the content of the static text resource."
+WATCHED_TEXT: Final = "This is the watched resource. Subscribe to it for update notifications."
+ERROR_TEXT: Final = "This tool intentionally returns an error for testing."
+LOG_MESSAGES: Final = (
+    "Tool execution started",
+    "Tool processing data",
+    "Tool execution completed",
+)
+STEP_SECONDS: Final = 0.05
+ARG1_SUGGESTIONS: Final = ("paris", "park", "parse", "testValue1", "testing", "tokyo")
+
+
+def complete_arg1(ctx: RequestContext, value: str, arguments: Mapping[str, str]) -> Completion:
+    """Suggestions for ``test_prompt_with_arguments``'s ``arg1``: those starting with what the
+    client typed (all of them for an empty prefix)."""
+    return Completion(tuple(word for word in ARG1_SUGGESTIONS if word.startswith(value)))
+
+
+def _image() -> ImageContent:
+    return ImageContent(data=PNG, mime_type="image/png")
+
+
+# --- the endpoint ------------------------------------------------------------------------------
+
+
+@endpoint(
+    path="/mcp",
+    name="mcpkit-everything",
+    version=__version__,
+    revisions={Revision.V2025_06_18, Revision.V2025_11_25, Revision.V2026_07_28},
+    title="mcpkit conformance fixture",
+    description="Every fixture of the MCP conformance suite that mcpkit serves",
+)
+class Everything:
+    """The conformance fixture endpoint; the default instance provider makes one per call."""
+
+    # tools
+
+    @tool(name="test_simple_text", description="Returns a simple text response")
+    def simple_text(self) -> CompleteResult:
+        return CompleteResult.from_tool_text(SIMPLE_TEXT)
+
+    @tool(name="test_image_content", description="Returns a small PNG image")
+    def image_content(self) -> CompleteResult:
+        return CompleteResult.with_tool_output(ToolOutput(content=(_image(),)))
+
+    @tool(name="test_audio_content", description="Returns a short WAV audio clip")
+    def audio_content(self) -> CompleteResult:
+        audio = AudioContent(data=WAV, mime_type="audio/wav")
+        return CompleteResult.with_tool_output(ToolOutput(content=(audio,)))
+
+    @tool(name="test_embedded_resource", description="Returns an embedded text resource")
+    def embedded_resource(self) -> CompleteResult:
+        contents = TextResourceContents(
+            uri="test://embedded-resource",
+            text="This is an embedded resource content.",
+            mime_type="text/plain",
+        )
+        block = EmbeddedResource(resource=contents)
+        return CompleteResult.with_tool_output(ToolOutput(content=(block,)))
+
+    @tool(
+        name="test_multiple_content_types",
+        description="Returns text, an image and an embedded JSON resource",
+    )
+    def multiple_content_types(self) -> CompleteResult:
+        document = encode(from_python({"test": "data", "value": 123})).decode("utf-8")
+        contents = TextResourceContents(
+            uri="test://mixed-content-resource", text=document, mime_type="application/json"
+        )
+        blocks = (
+            TextContent(text="Multiple content types test:"),
+            _image(),
+            EmbeddedResource(resource=contents),
+        )
+        return CompleteResult.with_tool_output(ToolOutput(content=blocks))
+
+    @tool(
+        name="test_tool_with_logging",
+        description="Sends three info log messages, 50 ms apart, while it runs",
+    )
+    async def tool_with_logging(self, logger: RequestLogger | None) -> CompleteResult:
+        for number, message in enumerate(LOG_MESSAGES):
+            if number:
+                await asyncio.sleep(STEP_SECONDS)
+            if logger is not None:
+                logger.info(message, logger="everything")
+        return CompleteResult.from_tool_text("Logging test completed")
+
+    @tool(
+        name="test_tool_with_progress",
+        description="Reports progress 0, 50 and 100 of 100, 50 ms apart, while it runs",
+    )
+    async def tool_with_progress(self, progress: ProgressReporter | None) -> CompleteResult:
+        for number, value in enumerate((0, 50, 100)):
+            if number:
+                await asyncio.sleep(STEP_SECONDS)
+            if progress is not None:
+                progress.report(value, 100)
+        return CompleteResult.from_tool_text("Progress test completed")
+
+    @tool(
+        name="test_logging_tool",
+        revisions={Revision.V2026_07_28},
+        description="Logs one info message when the request's _meta sets a log level",
+    )
+    def logging_tool(self, logger: RequestLogger | None) -> CompleteResult:
+        # server-stateless calls it without a log level: then there is no logger and nothing
+        # may be logged (SEP-2575)
+        if logger is not None:
+            logger.info("test_logging_tool ran", logger="everything")
+        return CompleteResult.from_tool_text("Logging tool completed")
+
+    @tool(name="test_error_handling", description="Always fails with a tool error result")
+    def error_handling(self) -> CompleteResult:
+        # A raised exception would become the fixed -32603 error; the scenario wants isError.
+        return CompleteResult.from_tool_error_text(ERROR_TEXT)
+
+    @tool(
+        name="test_x_mcp_header",
+        revisions={Revision.V2026_07_28},
+        description="Echoes its region argument, mirrored in the Mcp-Param-Region header",
+    )
+    def x_mcp_header(
+        self, region: Annotated[str, Arg(header="Region", description="A region name")]
+    ) -> CompleteResult:
+        return CompleteResult.from_tool_text(f"Region: {region}")
+
+    @tool(
+        name="test_missing_capability",
+        revisions={Revision.V2026_07_28},
+        description="Requires the client's sampling capability",
+    )
+    def missing_capability(self, ctx: RequestContext) -> CompleteResult:
+        if "sampling" not in ctx.client_capabilities:
+            raise MissingClientCapability({"sampling": {}})
+        return CompleteResult.from_tool_text("The client declared the sampling capability")
+
+    @tool(
+        name="test_streaming_elicitation",
+        revisions={Revision.V2026_07_28},
+        description="Asks the user to confirm through an input-required result, then answers",
+        input_requests={"confirm": CONFIRM_REQUEST},
+    )
+    def streaming_elicitation(self, ctx: RequestContext) -> CompleteResult | InputRequiredResult:
+        # 2026-07-28 has no server-to-client requests: elicitation is an input-required result
+        # the client answers by retrying with inputResponses (server-stateless checks that the
+        # response stream never carries an independent request).
+        responses = ctx.input_responses
+        answer = None if responses is None else responses.get("confirm")
+        if isinstance(answer, Mapping):
+            return CompleteResult.from_tool_text(f"Elicitation answered: {answer.get('action')}")
+        if "elicitation" not in ctx.client_capabilities:
+            raise MissingClientCapability({"elicitation": {}})
+        return InputRequiredResult(input_requests={"confirm": CONFIRM_REQUEST})
+
+    # resources
+
+    @resource(uri="test://static-text", name="static-text", mime_type="text/plain",
+              description="A static text resource")  # fmt: skip
+    def static_text(self) -> ResourceOutput:
+        contents = TextResourceContents(
+            uri="test://static-text", text=STATIC_TEXT, mime_type="text/plain"
+        )
+        return ResourceOutput(contents=(contents,))
+
+    @resource(uri="test://static-binary", name="static-binary", mime_type="image/png",
+              description="A static PNG image")  # fmt: skip
+    def static_binary(self) -> ResourceOutput:
+        contents = BlobResourceContents(uri="test://static-binary", blob=PNG, mime_type="image/png")
+        return ResourceOutput(contents=(contents,))
+
+    @resource(uri="test://watched-resource", name="watched-resource", mime_type="text/plain",
+              description="The resource the subscription scenarios watch")  # fmt: skip
+    def watched_resource(self) -> ResourceOutput:
+        contents = TextResourceContents(
+            uri="test://watched-resource", text=WATCHED_TEXT, mime_type="text/plain"
+        )
+        return ResourceOutput(contents=(contents,))
+
+    @resource(uri="test://template/{id}/data", name="template-data",
+              mime_type="application/json", description="JSON data for any id")  # fmt: skip
+    async def template_data(self, item_id: Annotated[str, UriParam("id")]) -> ResourceOutput:
+        # item_id arrives percent-decoded; the contents' URI is the template expanded again
+        document = {"id": item_id, "templateTest": True, "data": f"Data for ID: {item_id}"}
+        contents = TextResourceContents(
+            uri=f"test://template/{quote(item_id, safe='')}/data",
+            text=encode(from_python(document)).decode("utf-8"),
+            mime_type="application/json",
+        )
+        return ResourceOutput(contents=(contents,))
+
+    # prompts
+
+    @prompt(name="test_simple_prompt", description="A prompt with no arguments")
+    def simple_prompt(self) -> PromptOutput:
+        text = TextContent(text="This is a simple prompt for testing.")
+        return PromptOutput(messages=(PromptMessage(role=Role.USER, content=text),))
+
+    @prompt(
+        name="test_prompt_with_arguments",
+        description="A prompt that repeats its two arguments",
+        completions={"arg1": complete_arg1},
+    )
+    def prompt_with_arguments(
+        self,
+        arg1: Annotated[str, Arg(description="First test argument")],
+        arg2: Annotated[str, Arg(description="Second test argument")],
+    ) -> PromptOutput:
+        text = TextContent(text=f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'")
+        return PromptOutput(messages=(PromptMessage(role=Role.USER, content=text),))
+
+    @prompt(
+        name="test_prompt_with_embedded_resource",
+        description="A prompt that embeds the resource it is given",
+    )
+    def prompt_with_embedded_resource(
+        self,
+        resource_uri: Annotated[
+            str, Arg(name="resourceUri", description="URI of the resource to embed")
+        ],
+    ) -> PromptOutput:
+        try:
+            contents = TextResourceContents(
+                uri=resource_uri, text="Embedded resource content for testing.",
+                mime_type="text/plain",
+            )  # fmt: skip
+        except InvalidValueError:
+            raise InvalidParams() from None  # not an absolute URI; never echoed
+        messages = (
+            PromptMessage(role=Role.USER, content=EmbeddedResource(resource=contents)),
+            PromptMessage(
+                role=Role.USER, content=TextContent(text="Please process the embedded resource.")
+            ),
+        )
+        return PromptOutput(messages=messages)
+
+    @prompt(name="test_prompt_with_image", description="A prompt carrying an image")
+    def prompt_with_image(self) -> PromptOutput:
+        messages = (
+            PromptMessage(role=Role.USER, content=_image()),
+            PromptMessage(role=Role.USER, content=TextContent(text="Please analyze the image.")),
+        )
+        return PromptOutput(messages=messages)
+
+
+# --- json_schema_2020_12_tool ------------------------------------------------------------------
+# Profile 1 expresses the harness's schema exactly ($schema, $defs with $anchor, $ref, allOf /
+# anyOf, if / then / else, additionalProperties), but the decorators derive schemas from method
+# signatures and cannot publish an authored document, so this one tool is registered with the
+# programmatic factory and joined to the decorated endpoint below.
+
+JSON_SCHEMA_2020_12: Final = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+    "additionalProperties": False,
+}
+
+
+def json_schema_2020_12(
+    ctx: RequestContext, arguments: ToolArguments[JsonObject], features: InvocationFeatures
+) -> CompleteResult:
+    """Echo the arguments that passed the 2020-12 schema."""
+    return CompleteResult.from_tool_text(f"Received: {encode(arguments.raw).decode('utf-8')}")
+
+
+JSON_SCHEMA_TOOL: Final = ToolRegistration.authored(
+    name="json_schema_2020_12_tool",
+    revisions={Revision.V2025_06_18, Revision.V2025_11_25, Revision.V2026_07_28},
+    input_schema=JSON_SCHEMA_2020_12,
+    handler=json_schema_2020_12,
+    description="Tool with JSON Schema 2020-12 features",
+)
+
+_decorated = EndpointRegistry.from_classes(Everything).endpoints[0]
+registry = EndpointRegistry.from_endpoints(
+    [_decorated.replace(tools=sorted((*_decorated.tools, JSON_SCHEMA_TOOL), key=lambda t: t.name))]
+)
+server = Server(registry, cors=CorsPolicy.loopback())

@@ -1,0 +1,227 @@
+"""``mcpkit.Server``: an endpoint registry served over Streamable HTTP or stdio.
+
+The server builds its engine once (catalog pages, executor, policies).  ``run()`` starts the
+embedded uvicorn (httptools and uvloop) and blocks; ``serve()`` is the same as a coroutine;
+``asgi()`` returns the pure ASGI app to mount in any ASGI host; ``run_stdio()`` serves one
+endpoint over stdin and stdout.  The default bind is 127.0.0.1:8000; binding anything else
+requires an explicit ``allowed_hosts`` list (soklet4-digest §1.1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import ipaddress
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
+
+from mcpkit.errors import ConfigurationError
+from mcpkit.limits import DEFAULT_LIMITS, Limits
+from mcpkit.model import CachePolicy, Endpoint, EndpointRegistry
+from mcpkit.protocol import DEFAULT_PAGE_SIZE
+from mcpkit.server import (
+    AdmissionController,
+    CorsPolicy,
+    Engine,
+    EngineSettings,
+    Interceptor,
+    ResultSanitizer,
+    StdioConnection,
+    build_engine,
+)
+from mcpkit.transports import McpApp
+
+__all__ = ["Server", "registry_of"]
+
+log = logging.getLogger("mcpkit")
+
+_LOOPBACK: Final = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+_HOST_NAME: Final = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?", re.ASCII)
+
+
+def _is_host(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return _HOST_NAME.fullmatch(host) is not None
+    return True
+
+
+def registry_of(target: object) -> EndpointRegistry:
+    """An ``EndpointRegistry`` from a registry, an ``Endpoint``, an ``@endpoint`` class or a
+    list or tuple of endpoints and classes."""
+    if isinstance(target, EndpointRegistry):
+        return target
+    items: Sequence[object] = target if isinstance(target, (list, tuple)) else (target,)
+    endpoints: list[Endpoint] = []
+    for item in items:
+        if isinstance(item, Endpoint):
+            endpoints.append(item)
+        elif isinstance(item, type):
+            endpoints.extend(EndpointRegistry.from_classes(item))
+        else:
+            raise ConfigurationError(
+                "Server: serve an EndpointRegistry, an Endpoint, an @endpoint class or a list "
+                "of them"
+            )
+    return EndpointRegistry.from_endpoints(endpoints)
+
+
+async def _serving(server: Any) -> None:
+    """uvicorn's ``serve()``, except that a failure to start (a busy port, a failed lifespan
+    start-up) is an ``OSError`` for the caller rather than ``SystemExit`` out of its loop."""
+    try:
+        await server.serve()
+    except SystemExit:
+        raise OSError("mcpkit: the HTTP server could not start") from None
+
+
+class Server:
+    """An MCP server for one registry; see the module docstring."""
+
+    def __init__(
+        self,
+        target: object,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        allowed_hosts: Iterable[str] = (),
+        cors: CorsPolicy | None = None,
+        admission: AdmissionController | None = None,
+        interceptor: Interceptor | None = None,
+        sanitizer: ResultSanitizer | None = None,
+        limits: Limits = DEFAULT_LIMITS,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        tool_list_cache: CachePolicy = CachePolicy.PRIVATE_NO_CACHE,
+        prompt_list_cache: CachePolicy = CachePolicy.PRIVATE_NO_CACHE,
+        discover_cache: CachePolicy = CachePolicy.PRIVATE_NO_CACHE,
+    ) -> None:
+        if not isinstance(host, str) or not _is_host(host):
+            raise ConfigurationError("Server: host must be an IP address or a host name")
+        if type(port) is not int or not 0 <= port <= 65_535:
+            raise ConfigurationError("Server: port must be an int from 0 to 65535")
+        hosts = tuple(allowed_hosts)
+        if host not in _LOOPBACK and not hosts:
+            raise ConfigurationError(
+                "Server: binding a non-loopback host requires allowed_hosts (the Host names "
+                "clients use), so that DNS rebinding cannot reach the server"
+            )
+        if not isinstance(limits, Limits):
+            raise ConfigurationError("Server: limits must be a Limits")
+        self.registry = registry_of(target)
+        self.host = host
+        self.port = port
+        self._options: dict[str, Any] = {
+            "allowed_hosts": hosts,
+            "cors": cors,
+            "admission": admission,
+            "interceptor": interceptor,
+            "sanitizer": sanitizer,
+            "limits": limits,
+            "page_size": page_size,
+            "tool_list_cache": tool_list_cache,
+            "prompt_list_cache": prompt_list_cache,
+            "discover_cache": discover_cache,
+        }
+        self.engine: Engine = build_engine(
+            self.registry,
+            EngineSettings(
+                limits=limits,
+                allowed_hosts=frozenset(hosts),
+                port=port or None,
+                cors=cors,
+                admission=admission,
+                interceptor=interceptor,
+                sanitizer=sanitizer,
+                page_size=page_size,
+                tool_list_cache=tool_list_cache,
+                prompt_list_cache=prompt_list_cache,
+                discover_cache=discover_cache,
+            ),
+        )
+        self._app = McpApp(self.engine)
+
+    def __repr__(self) -> str:
+        return f"<Server {self.host}:{self.port} {len(self.registry)} endpoints>"
+
+    def configured(self, *, host: str | None = None, port: int | None = None) -> Server:
+        """The same server on another address (what ``mcpkit serve --host/--port`` uses)."""
+        return Server(
+            self.registry,
+            host=self.host if host is None else host,
+            port=self.port if port is None else port,
+            **self._options,
+        )
+
+    def asgi(self) -> McpApp:
+        """The pure ASGI app; it needs no lifespan events and mounts anywhere."""
+        return self._app
+
+    def _uvicorn(self) -> Any:
+        import uvicorn
+
+        loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
+        http = "httptools" if importlib.util.find_spec("httptools") else "h11"
+        config = uvicorn.Config(
+            self._app,
+            host=self.host,
+            port=self.port,
+            loop=loop,
+            http=http,
+            lifespan="on",
+            log_level="warning",
+            access_log=False,
+            server_header=False,
+            timeout_keep_alive=5,
+            limit_concurrency=8192,
+            timeout_graceful_shutdown=5,
+        )
+        return uvicorn.Server(config)
+
+    async def serve(self) -> None:
+        """Serve HTTP until cancelled or signalled (the async form of ``run``)."""
+        server = self._uvicorn()
+        task = asyncio.ensure_future(_serving(server))
+        while not server.started and not task.done():
+            await asyncio.sleep(0.01)
+        if server.started and self.port == 0:
+            self.engine.port = server.servers[0].sockets[0].getsockname()[1]
+        if server.started:
+            log.info("mcpkit: serving %d endpoint(s) on %s", len(self.registry), self.where())
+        await task
+
+    def where(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.engine.port or self.port}"
+
+    def run(self) -> None:
+        """Serve HTTP in the foreground until interrupted."""
+        server = self._uvicorn()
+        server.run()
+
+    def stdio_session(self, path: str | None = None) -> StdioConnection:
+        """A stdio session for the endpoint at ``path`` (the only endpoint by default)."""
+        endpoints = list(self.registry)
+        if path is None:
+            if len(endpoints) != 1:
+                raise ConfigurationError("Server.stdio: name the endpoint path to serve")
+            endpoint = endpoints[0]
+        else:
+            found = self.registry.endpoint_for_path(path)
+            if found is None:
+                raise ConfigurationError("Server.stdio: no endpoint has that path")
+            endpoint = found
+        return StdioConnection(self.engine, self.engine.runtime(endpoint))
+
+    def run_stdio(self, path: str | None = None) -> None:
+        """Serve one endpoint over stdin/stdout until stdin closes."""
+        from mcpkit.transports import run_stdio
+
+        self.stdio_session(path)  # refuse a bad path before touching stdin
+        run_stdio(
+            lambda: self.stdio_session(path), max_line_bytes=self.engine.limits.max_request_bytes
+        )

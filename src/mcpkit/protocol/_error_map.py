@@ -1,0 +1,55 @@
+"""Exceptions to wire errors: the one place that decides the JSON-RPC error and the HTTP
+status a failure gets (DESIGN.md §1.4; soklet4-digest §6.4; spec brief §2.1, §2.2, §9).
+
+Before the revision is known (``revision=None``) and on 2026-07-28 every error keeps its own
+status (``InvalidParams`` 400, ``MethodNotFound`` 404, ``InternalError`` 500, ...).  On the 2025
+revisions an error about the operation is an ordinary JSON-RPC exchange in HTTP 200; only
+capacity, deadline, rate-limit and protocol-version failures keep their status there.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from mcpkit.errors import (
+    DeadlineExceeded,
+    HeaderMismatch,
+    InvalidParams,
+    Overloaded,
+    ProtocolError,
+    RateLimited,
+    ResourceNotFound,
+    UnsupportedProtocolVersion,
+)
+from mcpkit.model import Revision
+from mcpkit.protocol._revisions import profile
+
+__all__ = ["wire_error"]
+
+_KEEP_STATUS_ON_LEGACY: Final = (
+    DeadlineExceeded,
+    HeaderMismatch,
+    Overloaded,
+    RateLimited,
+    UnsupportedProtocolVersion,
+)
+
+
+def wire_error(error: ProtocolError, revision: Revision | None) -> tuple[int, ProtocolError]:
+    """The HTTP status and the error to write for ``error`` on ``revision``.
+
+    A missing resource is -32002 on 2025 and -32602 on 2026-07-28 (spec brief §9).
+    """
+    if (
+        isinstance(error, ResourceNotFound)
+        and revision is not None
+        and profile(revision).resource_not_found_code != error.jsonrpc_code
+    ):
+        mapped = InvalidParams()
+        mapped.data = error.data
+        error = mapped
+    if revision is None or profile(revision).stateless:
+        return error.http_status, error
+    if isinstance(error, _KEEP_STATUS_ON_LEGACY):
+        return error.http_status, error
+    return 200, error

@@ -1,0 +1,179 @@
+"""HTTP routing headers and media types (docs/server.md §1.4; spec brief §2.2).
+
+On 2026-07-28 a request repeats its ``method`` (and, for the three named methods, its target)
+in headers so gateways can route without reading the body; the server checks that both copies
+agree (:func:`check_method_headers`), and every disagreement is the one fixed
+:class:`HeaderMismatch` (-32020), which never carries either copy.
+
+Headers arrive as the transport got them: ``(name, value)`` pairs with lower-case names and
+latin-1 decoded values, in arrival order with repeats kept, so a repeated header can be seen
+and refused rather than merged.  Optional whitespace (SP, HTAB) around a value is not part of
+it.  Names are matched exactly (callers pass lower-case names).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Final
+
+from mcpkit.errors import HeaderMismatch, InvalidRequest
+from mcpkit.json import JsonObject
+from mcpkit.limits import DEFAULT_LIMITS, Limits
+from mcpkit.protocol._mirroring import _decode
+
+__all__ = [
+    "MCP_METHOD_HEADER",
+    "MCP_NAME_HEADER",
+    "NAMED_METHODS",
+    "Headers",
+    "accepts",
+    "check_method_headers",
+    "decode_header_value",
+    "header",
+    "media_type_ok",
+]
+
+Headers = Sequence[tuple[str, str]]
+
+MCP_METHOD_HEADER: Final = "mcp-method"
+MCP_NAME_HEADER: Final = "mcp-name"
+NAMED_METHODS: Final[Mapping[str, str]] = MappingProxyType(
+    {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+)
+"""Methods whose target is mirrored in ``Mcp-Name``, and the ``params`` member it mirrors."""
+
+_OWS: Final = " \t"
+_JSON: Final = ("application", "json")
+_EVENT_STREAM: Final = ("text", "event-stream")
+_QVALUE: Final = re.compile(r"0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?", re.ASCII)
+
+
+def header(headers: Headers, name: str) -> str | None:
+    """The trimmed value of a header that may occur at most once, or ``None`` when absent.
+
+    A repeated ``mcp-*`` header is a ``HeaderMismatch`` (its copies cannot all agree with the
+    body); any other repeated header is an ``InvalidRequest``.
+    """
+    found: str | None = None
+    for candidate, value in headers:
+        if candidate == name:
+            if found is not None:
+                raise HeaderMismatch() if name.startswith("mcp-") else InvalidRequest()
+            found = value
+    return None if found is None else found.strip(_OWS)
+
+
+def decode_header_value(raw: str, limit: int) -> str:
+    """The text an ``Mcp-Name`` or ``Mcp-Param-*`` value stands for, or ``HeaderMismatch``.
+
+    Plain visible ASCII (space and tab allowed) is literal; ``=?base64?…?=`` is the base64 of
+    UTF-8 text.  The decoded text is at most ``limit`` UTF-8 bytes.  The one decoder is the
+    mirrored-argument check's, so both headers follow exactly the same rules.
+    """
+    return _decode(raw, limit)
+
+
+def check_method_headers(
+    method: str,
+    params: JsonObject | None,
+    headers: Headers,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+) -> None:
+    """Check ``Mcp-Method`` and ``Mcp-Name`` against the body (2026-07-28 requests).
+
+    ``Mcp-Method`` is required and equal to ``method``, case-sensitively.  For a named method
+    ``Mcp-Name`` is required, must decode, and must equal the mirrored member when that is a
+    string (a member of another type is the method's own params check to refuse); on any
+    other method it must be absent.  The decoded name is bounded by
+    ``limits.max_header_param_bytes``.
+    """
+    mirrored = header(headers, MCP_METHOD_HEADER)
+    if mirrored is None or mirrored != method or not _visible_ascii(mirrored):
+        raise HeaderMismatch()
+    name = header(headers, MCP_NAME_HEADER)
+    member = NAMED_METHODS.get(method)
+    if member is None:
+        if name is not None:
+            raise HeaderMismatch()
+        return
+    if name is None:
+        raise HeaderMismatch()
+    decoded = decode_header_value(name, limits.max_header_param_bytes)
+    target = None if params is None else params.get(member)
+    if isinstance(target, str) and decoded != target:
+        raise HeaderMismatch()
+
+
+def media_type_ok(content_type: str | None) -> bool:
+    """Whether a ``Content-Type`` names ``application/json``; parameters are allowed."""
+    if content_type is None:
+        return False
+    media_type = content_type.split(";", 1)[0].strip(_OWS)
+    return media_type.isascii() and media_type.lower() == "application/json"
+
+
+def accepts(accept: str | None, *, json: bool = True, sse: bool = True) -> bool:
+    """Whether an ``Accept`` header admits the response types asked for (both by default).
+
+    Media ranges are compared case-insensitively; parameters other than ``q`` are ignored and
+    quoted strings are not parsed.  As in RFC 9110 §12.5.1, the most specific range that
+    matches a type decides (``application/json;q=0, */*`` refuses JSON), and a range whose
+    weight is zero or unreadable does not admit.  An absent header admits nothing: MCP
+    clients must list both types.
+    """
+    ranges = _media_ranges(accept) if accept is not None else []
+    return (not json or _admits(ranges, _JSON)) and (not sse or _admits(ranges, _EVENT_STREAM))
+
+
+def _visible_ascii(text: str) -> bool:
+    return text.isascii() and text.isprintable()
+
+
+def _media_ranges(accept: str) -> list[tuple[str, str, bool]]:
+    """``(type, subtype, admits)`` per well-formed range; malformed ranges are skipped."""
+    ranges: list[tuple[str, str, bool]] = []
+    for element in accept.split(","):
+        media_range, *parameters = element.split(";")
+        media_range = media_range.strip(_OWS)
+        if not _visible_ascii(media_range):
+            continue
+        kind, slash, subtype = media_range.lower().partition("/")
+        if not slash or not kind or not subtype:
+            continue
+        if kind == "*" and subtype != "*":
+            continue
+        ranges.append((kind, subtype, _weight_admits(parameters)))
+    return ranges
+
+
+def _weight_admits(parameters: list[str]) -> bool:
+    """Whether the ``q`` parameter, if any, is a well-formed weight above zero."""
+    for parameter in parameters:
+        key, _, value = parameter.partition("=")
+        if key.strip(_OWS).lower() == "q":
+            weight = value.strip(_OWS)
+            return _QVALUE.fullmatch(weight) is not None and float(weight) > 0
+    return True
+
+
+def _admits(ranges: list[tuple[str, str, bool]], wanted: tuple[str, str]) -> bool:
+    """Whether the most specific ranges matching ``wanted`` admit it (any of equal rank)."""
+    best_rank = -1
+    admitted = False
+    for kind, subtype, admits in ranges:
+        if kind == wanted[0] and subtype == wanted[1]:
+            rank = 2
+        elif kind == wanted[0] and subtype == "*":
+            rank = 1
+        elif kind == "*":
+            rank = 0
+        else:
+            continue
+        if rank > best_rank:
+            best_rank, admitted = rank, admits
+        elif rank == best_rank:
+            admitted = admitted or admits
+    return admitted

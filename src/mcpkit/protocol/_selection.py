@@ -1,0 +1,88 @@
+"""Which revision serves a request (DESIGN.md §3, group 8; spec brief §2.1-2.3, §7.1).
+
+One URL may serve several revisions.  A request is *modern* when its ``MCP-Protocol-Version``
+header or its ``_meta`` protocol version is present and is not a 2025 revision: it then
+self-describes on every request, and disagreements are refused in the spec's order (a missing
+body version is -32602, header vs body -32020, an unknown version -32022).  Everything else is
+*legacy*: ``initialize`` negotiates, later requests name the negotiated revision in the header.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Final
+
+from mcpkit.errors import HeaderMismatch, InvalidParams, UnsupportedProtocolVersion
+from mcpkit.model import Revision
+from mcpkit.protocol._request_meta import RequestMeta
+from mcpkit.protocol._revisions import profile
+
+__all__ = ["is_modern_request", "negotiate", "select_legacy", "select_modern", "supported"]
+
+_BY_WIRE: Final = {revision.wire: revision for revision in Revision}
+_LEGACY_WIRES: Final = frozenset(r.wire for r in Revision if not profile(r).stateless)
+_MODERN_WIRES: Final = frozenset(r.wire for r in Revision if profile(r).stateless)
+
+
+def supported(served: Collection[Revision]) -> tuple[str, ...]:
+    """The served revisions' wire strings, newest first (``data.supported`` of -32022)."""
+    return tuple(sorted((revision.wire for revision in served), reverse=True))
+
+
+def is_modern_request(header_version: str | None, meta: RequestMeta) -> bool:
+    """Whether the request takes the stateless path: its ``_meta`` names a protocol version
+    that is not a 2025 revision (an unknown one then gets -32020 or -32022 in the modern
+    order), or its ``MCP-Protocol-Version`` header names the stateless revision.  A request
+    with no ``_meta`` version and any other header is a 2025 request: an unknown header then
+    gets the legacy 400 / -32022 (spec brief §2.1)."""
+    body = meta.protocol_version
+    if body is not None and body not in _LEGACY_WIRES:
+        return True
+    return header_version in _MODERN_WIRES
+
+
+def select_modern(
+    header_version: str | None, meta: RequestMeta, served: Collection[Revision]
+) -> Revision:
+    """The revision of a modern request, or the first refusal in the spec's order."""
+    body = meta.protocol_version
+    if body is None or meta.client_capabilities is None:
+        raise InvalidParams()  # missing required _meta comes first (spec brief §10, item 3)
+    if header_version is None or header_version != body:
+        raise HeaderMismatch()
+    revision = _BY_WIRE.get(body)
+    if revision is None or revision not in served or not profile(revision).stateless:
+        raise UnsupportedProtocolVersion(supported(served), body)
+    return revision
+
+
+def _newest_legacy(served: Collection[Revision]) -> Revision | None:
+    legacy = [revision for revision in served if not profile(revision).stateless]
+    return max(legacy, key=lambda revision: revision.wire) if legacy else None
+
+
+def select_legacy(header_version: str | None, served: Collection[Revision]) -> Revision:
+    """A later legacy request's revision: the header's, or the newest served 2025 revision
+    when the header is absent (stateless: no session remembers the negotiated one)."""
+    if header_version is None:
+        newest = _newest_legacy(served)
+        if newest is None:
+            raise UnsupportedProtocolVersion(supported(served))
+        return newest
+    revision = _BY_WIRE.get(header_version)
+    if revision is None or revision not in served or profile(revision).stateless:
+        raise UnsupportedProtocolVersion(supported(served), header_version)
+    return revision
+
+
+def negotiate(requested: object, served: Collection[Revision]) -> Revision:
+    """``initialize``: the requested 2025 revision when it is served, else the newest served
+    2025 revision (the client decides whether it can speak it, spec brief §7.1)."""
+    if isinstance(requested, str):
+        revision = _BY_WIRE.get(requested)
+        if revision is not None and revision in served and not profile(revision).stateless:
+            return revision
+    newest = _newest_legacy(served)
+    if newest is None:
+        raise UnsupportedProtocolVersion(supported(served), requested)
+    return newest

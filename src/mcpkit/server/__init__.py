@@ -1,0 +1,39 @@
+"""The async engine (layer 5): the request pipeline, bounded execution and invocation."""
+
+from mcpkit.server._build import EngineSettings as EngineSettings
+from mcpkit.server._build import build_engine as build_engine
+from mcpkit.server._engine import Engine as Engine
+from mcpkit.server._execution import Executor as Executor
+from mcpkit.server._http import HttpEngine as HttpEngine
+from mcpkit.server._http import HttpExchange as HttpExchange
+from mcpkit.server._http import HttpRequest as HttpRequest
+from mcpkit.server._http import StdioSession as StdioSession
+from mcpkit.server._http import Writer as Writer
+from mcpkit.server._policy import AdmissionController as AdmissionController
+from mcpkit.server._policy import AdmissionRequest as AdmissionRequest
+from mcpkit.server._policy import Admitted as Admitted
+from mcpkit.server._policy import CorsPolicy as CorsPolicy
+from mcpkit.server._policy import Interceptor as Interceptor
+from mcpkit.server._policy import Rejected as Rejected
+from mcpkit.server._policy import ResultSanitizer as ResultSanitizer
+from mcpkit.server._stdio_session import StdioConnection as StdioConnection
+
+__all__ = (
+    "AdmissionController",
+    "AdmissionRequest",
+    "Admitted",
+    "CorsPolicy",
+    "Engine",
+    "EngineSettings",
+    "Executor",
+    "HttpEngine",
+    "HttpExchange",
+    "HttpRequest",
+    "Interceptor",
+    "Rejected",
+    "ResultSanitizer",
+    "StdioConnection",
+    "StdioSession",
+    "Writer",
+    "build_engine",
+)

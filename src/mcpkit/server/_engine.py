@@ -1,0 +1,427 @@
+"""The request pipeline in precedence order (DESIGN.md §3; soklet4-digest §6.6).
+
+``Engine.handle_http`` takes one HTTP request from a transport through groups 1-9 and 11's
+admission (HTTP limits, routing, Host, Origin and CORS, method and media types, strict JSON,
+the envelope, the routing headers, the revision and ``_meta``), hands the admitted request to
+``Operations`` (groups 10-17) and writes exactly one response: a JSON body, an SSE stream when
+the handler sent notifications, or an empty 202 for a notification.  The checks themselves are
+pure functions of ``mcpkit.protocol``; this module only orders them and moves bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Final
+
+from mcpkit.errors import (
+    InternalError,
+    InvalidRequest,
+    ProtocolError,
+    UnsupportedProtocolVersion,
+)
+from mcpkit.json import JsonObject, decode
+from mcpkit.limits import Limits
+from mcpkit.model import Endpoint, EndpointRegistry, Revision
+from mcpkit.protocol import (
+    META_KEY,
+    PROTOCOL_VERSION_KEY,
+    Envelope,
+    MessageKind,
+    RequestMeta,
+    accepts,
+    check_method_headers,
+    error_message,
+    header,
+    is_modern_request,
+    media_type_ok,
+    negotiate,
+    parse_envelope,
+    profile,
+    read_meta,
+    readable_id,
+    select_legacy,
+    select_modern,
+    supported,
+    wire_error,
+)
+from mcpkit.server._http import HttpExchange, HttpRequest
+from mcpkit.server._operations import Call, Operations, Runtime, check_params
+from mcpkit.server._policy import (
+    AdmissionController,
+    AdmissionRequest,
+    Admitted,
+    CorsPolicy,
+    Rejected,
+)
+from mcpkit.server._stream import Responder, respond
+
+__all__ = ["Engine", "Refused", "Selection"]
+
+log = logging.getLogger("mcpkit.server")
+
+_LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
+_ALLOW: Final = ((b"allow", b"POST, OPTIONS"),)
+_PREFLIGHT_HEADERS: Final = (
+    "content-type, accept, authorization, mcp-protocol-version, mcp-method, mcp-name"
+)
+
+
+class _Answer(Exception):
+    """Stop the pipeline with a response of its own: a status, headers and optionally an
+    id-less JSON-RPC error body."""
+
+    def __init__(
+        self,
+        status: int,
+        extra: Sequence[tuple[bytes, bytes]] = (),
+        message: bytes | None = None,
+    ) -> None:
+        super().__init__(status)
+        self.status = status
+        self.extra = tuple(extra)
+        self.message = message
+
+
+class Refused(Exception):
+    """A refusal found after the revision was chosen: mapped for that revision."""
+
+    def __init__(self, error: ProtocolError, revision: Revision) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.revision = revision
+
+
+def _peek_version(params: JsonObject | None) -> str | None:
+    """The ``_meta`` protocol version, if it is a string: enough to choose the path; the full
+    ``_meta`` check comes after the revision is known."""
+    meta = None if params is None else params.get(META_KEY)
+    if not isinstance(meta, JsonObject):
+        return None
+    version = meta.get(PROTOCOL_VERSION_KEY)
+    return version if isinstance(version, str) else None
+
+
+class Selection:
+    """The outcome of groups 6-9 for one message: its envelope, revision and ``_meta``."""
+
+    __slots__ = ("envelope", "meta", "revision")
+
+    def __init__(self, envelope: Envelope, revision: Revision, meta: RequestMeta) -> None:
+        self.envelope = envelope
+        self.revision = revision
+        self.meta = meta
+
+
+_HOST: Final = re.compile(
+    r"(?P<name>\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::(?P<port>[0-9]{1,5}))?",
+    re.ASCII,
+)
+
+
+def _host_name(value: str) -> tuple[str, str | None] | None:
+    """Split a ``Host`` value into a lower-case name and an optional port; ``None`` if it is
+    not a bracketed IP literal or a name of ASCII letters, digits, dots and hyphens (an
+    underscore is refused, soklet4-digest §1.2)."""
+    match = _HOST.fullmatch(value.strip(" \t").lower())
+    if match is None:
+        return None
+    return match["name"], match["port"]
+
+
+class Engine:
+    """Pipeline state shared by every request: endpoints, policies and the executor."""
+
+    def __init__(
+        self,
+        registry: EndpointRegistry,
+        runtimes: Mapping[str, Runtime],
+        operations: Operations,
+        *,
+        limits: Limits,
+        allowed_hosts: frozenset[str],
+        port: int | None,
+        cors: CorsPolicy | None,
+        admission: AdmissionController | None,
+    ) -> None:
+        self.registry = registry
+        self._runtimes = runtimes
+        self.operations = operations
+        self._limits = limits
+        self._allowed_hosts = allowed_hosts
+        self.port = port
+        self._cors = cors
+        self._admission = admission
+
+    @property
+    def limits(self) -> Limits:
+        return self._limits
+
+    async def startup(self) -> None:
+        """Nothing to prepare: everything was built with the server."""
+
+    async def shutdown(self) -> None:
+        self.operations.executor.shutdown()
+
+    def runtime(self, endpoint: Endpoint) -> Runtime:
+        return self._runtimes[endpoint.path]
+
+    # --- HTTP -------------------------------------------------------------------------------
+
+    async def handle_http(
+        self, request: HttpRequest, exchange: HttpExchange, disconnected: asyncio.Event
+    ) -> None:
+        extra: list[tuple[bytes, bytes]] = []
+        try:
+            runtime = self._http_prefix(request, extra)
+        except _Answer as answer:
+            await respond(exchange, answer.status, answer.message, [*extra, *answer.extra])
+            return
+        except ProtocolError as error:
+            await respond(exchange, error.http_status, error_message(None, error), extra)
+            return
+        await self._http_message(runtime, request, exchange, disconnected, extra)
+
+    def _http_prefix(self, request: HttpRequest, extra: list[tuple[bytes, bytes]]) -> Runtime:
+        """Groups 1-4: size, route, Host, Origin/CORS, method, media types."""
+        if request.body_too_large:
+            raise _Answer(413, message=error_message(None, InvalidRequest()))
+        endpoint = self.registry.endpoint_for_path(request.raw_path)
+        if endpoint is None:
+            raise _Answer(404)
+        headers = request.headers
+        self._check_host(headers, request.server_port or self.port)
+        origin = header(headers, "origin")
+        if origin is not None:
+            if self._cors is None or not self._cors.allows(origin, request):
+                raise _Answer(403)
+            extra.append((b"access-control-allow-origin", origin.encode("latin-1")))
+            extra.append((b"vary", b"Origin"))
+            extra.append((b"access-control-expose-headers", b"WWW-Authenticate"))
+        if request.method == "OPTIONS":
+            if origin is None:
+                raise _Answer(405, _ALLOW)
+            raise _Answer(204, self._preflight(endpoint))
+        if request.method != "POST":
+            raise _Answer(405, _ALLOW)
+        if not media_type_ok(header(headers, "content-type")):
+            raise _Answer(415)
+        if not accepts(header(headers, "accept")):
+            raise _Answer(406)
+        return self._runtimes[endpoint.path]
+
+    def _check_host(self, headers: tuple[tuple[str, str], ...], port: int | None) -> None:
+        """Exactly one ``Host``: a loopback alias (with the listener's port when it is known)
+        or an allow-listed name; forwarded headers never count (soklet4-digest §1.2)."""
+        values = [value for name, value in headers if name == "host"]
+        if len(values) != 1:
+            raise _Answer(400)
+        parsed = _host_name(values[0])
+        if parsed is None:
+            raise _Answer(400)
+        name, given = parsed
+        if name in self._allowed_hosts:
+            return
+        if name in _LOOPBACK_HOSTS and (given is None or port is None or given == str(port)):
+            return
+        raise _Answer(421)
+
+    def _preflight(self, endpoint: Endpoint) -> list[tuple[bytes, bytes]]:
+        names = {
+            f"mcp-param-{declaration.suffix.lower()}"
+            for revision in endpoint.revisions
+            for tool in endpoint.tools_for(revision)
+            for declaration in tool.input_schema.headers
+        }
+        allowed = ", ".join([_PREFLIGHT_HEADERS, *sorted(names)])
+        return [
+            (b"access-control-allow-methods", b"POST"),
+            (b"access-control-allow-headers", allowed.encode("latin-1")),
+            (b"access-control-max-age", b"600"),
+        ]
+
+    async def _http_message(
+        self,
+        runtime: Runtime,
+        request: HttpRequest,
+        exchange: HttpExchange,
+        disconnected: asyncio.Event,
+        extra: list[tuple[bytes, bytes]],
+    ) -> None:
+        revision: Revision | None = None
+        request_id: str | int | None = None
+        try:
+            value = decode(request.body, limits=self._limits)
+            try:
+                envelope = parse_envelope(value)
+            except InvalidRequest:
+                request_id = readable_id(value)
+                raise
+            request_id = envelope.id
+            if envelope.kind is MessageKind.RESPONSE:
+                await respond(exchange, 202, None, extra)
+                return
+            selection = self.select(runtime, envelope, request.headers, http=True)
+            revision = selection.revision
+            if envelope.kind is MessageKind.REQUEST:
+                check_params(revision, envelope.method or "", envelope.params or JsonObject())
+            identity = await self._admit(runtime, selection, request)
+            if isinstance(identity, Rejected):
+                body = None
+                if identity.error is not None and envelope.kind is MessageKind.REQUEST:
+                    body = error_message(envelope.id, identity.error)
+                rejected = [(n.encode("latin-1"), v.encode("latin-1")) for n, v in identity.headers]
+                await respond(exchange, identity.status, body, [*extra, *rejected])
+                return
+            if envelope.kind is MessageKind.NOTIFICATION:
+                await respond(exchange, 202, None, extra)
+                return
+            responder = Responder(exchange, extra, budget=self._limits.max_response_bytes)
+            call = self._call(runtime, selection, request, identity.identity, responder.notify)
+            call.disconnected = disconnected
+            try:
+                message = await responder.run(self.operations.dispatch(call))
+            except Exception as error:
+                if disconnected.is_set():
+                    return  # the client is gone: nothing more is written for it
+                if not isinstance(error, ProtocolError):
+                    log.error("mcpkit: request failed with %s", type(error).__name__)
+                    error = InternalError()
+                status, written = wire_error(error, revision)
+                await responder.finish(status, error_message(request_id, written))
+                return
+            await responder.finish(200, message)
+        except Refused as refused:
+            status, written = wire_error(refused.error, refused.revision)
+            await respond(exchange, status, error_message(request_id, written), extra)
+        except ProtocolError as error:
+            status, written = wire_error(error, revision)
+            await respond(exchange, status, error_message(request_id, written), extra)
+        except _Answer as answer:
+            await respond(exchange, answer.status, answer.message, [*extra, *answer.extra])
+
+    # --- transport-neutral steps ------------------------------------------------------------
+
+    def select(
+        self,
+        runtime: Runtime,
+        envelope: Envelope,
+        headers: tuple[tuple[str, str], ...],
+        *,
+        http: bool,
+        legacy_default: Revision | None = None,
+    ) -> Selection:
+        """Groups 7-9: routing headers (HTTP, modern), the revision and ``_meta``."""
+        served = runtime.endpoint.revisions
+        method = envelope.method or ""
+        params = envelope.params
+        header_version = header(headers, "mcp-protocol-version") if http else None
+        peeked = RequestMeta(protocol_version=_peek_version(params))
+        modern = is_modern_request(header_version, peeked)
+        if not modern and not _serves_legacy(served) and method == "initialize":
+            # A legacy client at a modern-only endpoint: name the versions it could use.
+            requested = None if params is None else params.get("protocolVersion")
+            raise UnsupportedProtocolVersion(supported(served), requested)
+        if modern or not _serves_legacy(served):
+            if envelope.kind is MessageKind.NOTIFICATION and http:
+                if header_version is not None and header_version not in supported(served):
+                    raise _Answer(400)
+                return Selection(envelope, _newest(served), read_meta(params))
+            meta = read_meta(params)
+            if http:
+                check_method_headers(method, params, headers, limits=self._limits)
+                revision = select_modern(header_version, meta, served)
+            else:
+                revision = select_modern(meta.protocol_version, meta, served)
+            return Selection(envelope, revision, meta)
+        revision = self._legacy_revision(envelope, header_version, served, legacy_default)
+        try:
+            meta = read_meta(params)
+        except ProtocolError as error:
+            raise Refused(error, revision) from None
+        return Selection(envelope, revision, meta)
+
+    @staticmethod
+    def _legacy_revision(
+        envelope: Envelope,
+        header_version: str | None,
+        served: frozenset[Revision],
+        legacy_default: Revision | None,
+    ) -> Revision:
+        params = envelope.params
+        if envelope.method == "initialize":
+            if header_version is not None:
+                select_legacy(header_version, served)
+            requested = None if params is None else params.get("protocolVersion")
+            return negotiate(requested, served)
+        if header_version is None and legacy_default is not None:
+            return legacy_default
+        if envelope.kind is MessageKind.NOTIFICATION:
+            try:
+                return select_legacy(header_version, served)
+            except UnsupportedProtocolVersion:
+                raise _Answer(400) from None
+        return select_legacy(header_version, served)
+
+    async def _admit(
+        self, runtime: Runtime, selection: Selection, request: HttpRequest | None
+    ) -> Admitted | Rejected:
+        admission = self._admission
+        if admission is None:
+            return Admitted()
+        asked = AdmissionRequest(
+            endpoint=runtime.endpoint,
+            http_request=request,
+            revision=selection.revision,
+            method=selection.envelope.method or "",
+            notification=selection.envelope.kind is MessageKind.NOTIFICATION,
+        )
+        try:
+            decision = admission(asked)
+            if inspect.isawaitable(decision):
+                decision = await decision
+        except Exception as error:
+            log.error("mcpkit: admission controller raised %s", type(error).__name__)
+            raise InternalError() from None
+        if not isinstance(decision, (Admitted, Rejected)):
+            log.error("mcpkit: admission controller returned %s", type(decision).__name__)
+            raise InternalError()
+        return decision
+
+    def _call(
+        self,
+        runtime: Runtime,
+        selection: Selection,
+        request: HttpRequest | None,
+        identity: object,
+        notify: Callable[[bytes], None],
+    ) -> Call:
+        envelope = selection.envelope
+        if envelope.id is None:  # pragma: no cover - requests always have an id
+            raise InvalidRequest()
+        loop = asyncio.get_running_loop()
+        return Call(
+            runtime=runtime,
+            revision=selection.revision,
+            request_id=envelope.id,
+            method=envelope.method or "",
+            params=envelope.params if envelope.params is not None else JsonObject(),
+            meta=selection.meta,
+            http=request,
+            headers=request.headers if request is not None else (),
+            identity=identity,
+            notify=notify,
+            deadline=loop.time() + self._limits.request_timeout_seconds,
+            disconnected=None,
+        )
+
+
+def _serves_legacy(served: frozenset[Revision]) -> bool:
+    return any(not profile(revision).stateless for revision in served)
+
+
+def _newest(served: frozenset[Revision]) -> Revision:
+    return max(served, key=lambda revision: revision.wire)

@@ -1,0 +1,282 @@
+"""Bounded execution: handler slots, an admitted FIFO queue and absolute deadlines.
+
+Every handler runs in one of ``slots`` server-wide slots behind a queue of at most ``queue``
+waiters (soklet4-digest §1.5), so no input can make the server run unbounded work.  The
+outcomes are fixed: a full queue, or a deadline that passes while queued, is ``Overloaded``
+(503, never dispatched); a deadline that passes while running is ``DeadlineExceeded`` (504); a
+client that goes away is ``Cancelled``.  Running work is never forced: its token is cancelled
+and the caller answered at once, but the slot stays taken until the work really exits (the
+non-forcible rule), so residual work still counts against the bound.
+
+All slot accounting happens on the event loop thread, in plain callbacks, so it is exact under
+any interleaving without locks; the one lock guards the running tokens, which ``shutdown`` may
+read from another thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextvars
+import enum
+import functools
+import inspect
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from mcpkit.errors import Cancelled, ConfigurationError, DeadlineExceeded, MCPKitError, Overloaded
+from mcpkit.model import CancellationToken
+
+__all__ = ["Executor"]
+
+
+class _Outcome(enum.Enum):
+    """Why a wait ended."""
+
+    DONE = enum.auto()
+    DEADLINE = enum.auto()
+    DISCONNECTED = enum.auto()
+
+
+def _count(value: object, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigurationError(f"Executor.{name}: must be an int of at least {minimum}")
+    return value
+
+
+class Executor:
+    """Runs handler calls within ``slots`` concurrent slots behind a FIFO queue of ``queue``.
+
+    ``def`` handlers run in a thread pool of exactly ``slots`` workers (never on the loop);
+    ``async def`` handlers run as tasks on the loop.  Use one executor from one event loop;
+    ``shutdown`` may be called from any thread.
+    """
+
+    __slots__ = ("_active", "_closed", "_lock", "_pool", "_queue", "_running", "_slots", "_waiters")
+
+    def __init__(
+        self, *, slots: int = 32, queue: int = 128, thread_name_prefix: str = "mcpkit-handler"
+    ) -> None:
+        self._slots = _count(slots, "slots", 1)
+        self._queue = _count(queue, "queue", 0)
+        self._active = 0
+        # Only pending futures, oldest first; ``_release`` hands a freed slot to the head.
+        # Invariant: while anyone waits, every slot is taken (a freed slot is handed on, never
+        # returned), so "a slot is free" and "nobody waits" always go together.
+        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._running: dict[object, CancellationToken] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+        self._pool = ThreadPoolExecutor(max_workers=slots, thread_name_prefix=thread_name_prefix)
+
+    @property
+    def active(self) -> int:
+        """Slots in use, including work that was abandoned but has not exited yet."""
+        return self._active
+
+    @property
+    def queued(self) -> int:
+        """Requests waiting for a slot."""
+        return len(self._waiters)
+
+    async def run(
+        self,
+        call: Callable[[], object],
+        *,
+        is_async: bool,
+        deadline: float,
+        token: CancellationToken,
+        disconnected: asyncio.Event | None = None,
+    ) -> object:
+        """Run ``call`` in a slot and return its result (or raise what it raised).
+
+        ``deadline`` is an absolute ``loop.time()``.  With ``is_async`` the call returns an
+        awaitable that runs as a task on the loop; otherwise the call runs in a worker thread.
+        If this coroutine is itself cancelled, the work is abandoned as on a disconnect and the
+        ``CancelledError`` propagates.
+        """
+        loop = asyncio.get_running_loop()
+        await self._acquire(loop, deadline, disconnected)
+        try:
+            work = self._dispatch(call, is_async, token)
+        except BaseException:
+            self._release()
+            raise
+        try:
+            outcome = await _race(loop, work, deadline, disconnected)
+        except asyncio.CancelledError:
+            self._abandon(work, token, is_async)
+            raise
+        if outcome is _Outcome.DONE:
+            if work.cancelled():
+                # Only the work itself (or a pool shut down before it started) can cancel it;
+                # a stray CancelledError must not look like this caller was cancelled.
+                raise Cancelled
+            return work.result()
+        self._abandon(work, token, is_async)
+        raise DeadlineExceeded if outcome is _Outcome.DEADLINE else Cancelled
+
+    async def in_pool(self, call: Callable[[], object]) -> object:
+        """Run ``call`` in the handler pool from work that already holds a slot (an
+        interceptor's ``proceed()``).  If the awaiting task is cancelled, it still waits for
+        the thread to return before it lets the cancellation through, so the slot is held
+        until the work really exits."""
+        context = contextvars.copy_context()
+        future = asyncio.wrap_future(self._pool.submit(context.run, call))
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            while not future.done():
+                try:
+                    await asyncio.wait((future,))
+                except asyncio.CancelledError:
+                    continue
+            raise
+
+    def shutdown(self) -> None:
+        """Refuse new work, cancel every running token, and stop the pool without waiting.
+
+        Running work is not interrupted; threads that ignore their token finish on their own.
+        Queued requests are refused as the slots they wait for are handed to them.
+        """
+        with self._lock:
+            self._closed = True
+            tokens = list(self._running.values())
+        for token in tokens:
+            token.cancel()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _refusal(
+        self, loop: asyncio.AbstractEventLoop, deadline: float, disconnected: asyncio.Event | None
+    ) -> MCPKitError | None:
+        """Why a request must not be dispatched now, or ``None``."""
+        if disconnected is not None and disconnected.is_set():
+            return Cancelled()
+        if loop.time() >= deadline:
+            return Overloaded()
+        return None
+
+    async def _acquire(
+        self, loop: asyncio.AbstractEventLoop, deadline: float, disconnected: asyncio.Event | None
+    ) -> None:
+        """Take a slot, waiting in FIFO order if need be; raise instead if it must not run."""
+        if self._closed:
+            raise Overloaded
+        refusal = self._refusal(loop, deadline, disconnected)
+        if refusal is not None:
+            raise refusal
+        if self._active < self._slots and not self._waiters:
+            self._active += 1
+            return
+        if len(self._waiters) >= self._queue:
+            raise Overloaded
+        waiter: asyncio.Future[None] = loop.create_future()
+        self._waiters.append(waiter)
+        try:
+            outcome = await _race(loop, waiter, deadline, disconnected)
+        except asyncio.CancelledError:
+            self._leave(waiter)
+            raise
+        if outcome is not _Outcome.DONE:
+            self._leave(waiter)
+            raise Overloaded if outcome is _Outcome.DEADLINE else Cancelled
+        # The slot is ours, but things may have changed between the hand-off and now.
+        refusal = self._refusal(loop, deadline, disconnected)
+        if refusal is not None:
+            self._release()
+            raise refusal
+
+    def _leave(self, waiter: asyncio.Future[None]) -> None:
+        """Stop waiting; a slot handed over in the meantime goes to the next waiter."""
+        if waiter.done():
+            self._release()
+        else:
+            self._waiters.remove(waiter)
+            waiter.cancel()
+
+    def _release(self) -> None:
+        """Give a slot back: to the oldest waiter if there is one, else to the pool of free."""
+        if self._waiters:
+            self._waiters.popleft().set_result(None)
+        else:
+            self._active -= 1
+
+    def _dispatch(
+        self, call: Callable[[], object], is_async: bool, token: CancellationToken
+    ) -> asyncio.Future[object]:
+        """Start the work; the slot is released by a callback when the work really exits."""
+        key = object()
+        with self._lock:
+            if self._closed:  # a shutdown while this request waited (or from another thread)
+                raise Overloaded
+            self._running[key] = token
+        try:
+            work: asyncio.Future[object]
+            if is_async:
+                awaitable = call()
+                if not inspect.isawaitable(awaitable):
+                    raise TypeError("Executor.run: an is_async call must return an awaitable")
+                work = asyncio.ensure_future(awaitable)
+            else:
+                # Like asyncio.to_thread: the handler sees the caller's context variables.
+                context = contextvars.copy_context()
+                work = asyncio.wrap_future(self._pool.submit(context.run, call))
+        except BaseException:
+            self._forget(key)
+            raise
+        work.add_done_callback(functools.partial(self._finished, key))
+        return work
+
+    def _finished(self, key: object, work: asyncio.Future[object]) -> None:
+        if not work.cancelled():
+            work.exception()  # mark it retrieved: an abandoned failure is discarded silently
+        self._forget(key)
+        self._release()
+
+    def _forget(self, key: object) -> None:
+        with self._lock:
+            del self._running[key]
+
+    @staticmethod
+    def _abandon(work: asyncio.Future[object], token: CancellationToken, is_async: bool) -> None:
+        """Ask the work to stop; it keeps its slot until it does."""
+        token.cancel()
+        if is_async:
+            work.cancel()
+        # A thread's future is left alone: cancelling the asyncio wrapper would complete it
+        # at once and free the slot while the thread still runs.
+
+    def __repr__(self) -> str:
+        return (
+            f"Executor(slots={self._slots}, queue={self._queue}, active={self._active}, "
+            f"queued={len(self._waiters)})"
+        )
+
+
+async def _race(
+    loop: asyncio.AbstractEventLoop,
+    future: asyncio.Future[Any],
+    deadline: float,
+    disconnected: asyncio.Event | None,
+) -> _Outcome:
+    """Wait until ``future`` completes, the deadline passes or ``disconnected`` is set.
+
+    A completed future wins over the other two, so a granted slot or a finished result is
+    never lost to a simultaneous timeout.
+    """
+    watcher = None if disconnected is None else loop.create_task(disconnected.wait())
+    waits: set[asyncio.Future[Any]] = {future} if watcher is None else {future, watcher}
+    try:
+        await asyncio.wait(
+            waits, timeout=deadline - loop.time(), return_when=asyncio.FIRST_COMPLETED
+        )
+    finally:
+        if watcher is not None:
+            watcher.cancel()
+    if future.done():
+        return _Outcome.DONE
+    if watcher is not None and watcher.done():
+        return _Outcome.DISCONNECTED
+    return _Outcome.DEADLINE

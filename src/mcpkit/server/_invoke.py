@@ -1,0 +1,403 @@
+"""Calling application handlers: the one module that does (DESIGN.md §1.4).
+
+For each operation the work inside a handler slot is: input conversion and Profile 1
+validation (tools), the handler, result recognition, the sanitizer (tool results), output
+validation, the binary-item ceiling, projection to the request's revision and encoding of the
+whole JSON-RPC response (pipeline groups 14-17).  A ``def`` handler's job runs all of that in
+its worker thread, so the event loop never converts or encodes large values; an ``async def``
+handler's job runs on the loop.
+
+Failures: ``ArgumentsInvalid`` becomes the fixed ``isError`` result or -32602 as the revision
+table says (IV-01..09, IV-13); protocol errors a handler raises on purpose (``InvalidParams``,
+``ResourceNotFound``, ``MissingClientCapability``, ...) keep their wire form; anything else a
+handler raises, returns or builds wrongly is the fixed internal error and is never echoed
+(IV-11, ER-07).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, cast
+
+from mcpkit.errors import (
+    ArgumentsFailure,
+    ArgumentsInvalid,
+    Cancelled,
+    InternalError,
+    OutputError,
+    OutputFailure,
+    ProtocolError,
+)
+from mcpkit.json import JsonObject
+from mcpkit.limits import Limits
+from mcpkit.model import (
+    AudioContent,
+    BlobResourceContents,
+    CachePolicy,
+    CompleteResult,
+    EmbeddedResource,
+    ImageContent,
+    Implementation,
+    InputRequiredResult,
+    InvocationFeatures,
+    PromptOutput,
+    PromptRegistration,
+    RequestContext,
+    ResourceOutput,
+    ResourceRegistration,
+    Revision,
+    ToolArguments,
+    ToolOutput,
+    ToolRegistration,
+    ToolShape,
+)
+from mcpkit.protocol import (
+    call_tool_result,
+    get_prompt_result,
+    profile,
+    read_resource_result,
+    result_message,
+)
+from mcpkit.schema import EvaluationGate, Outcome
+from mcpkit.server._policy import ResultSanitizer
+
+__all__ = [
+    "Job",
+    "Output",
+    "Proceeded",
+    "ToolCall",
+    "checked",
+    "prompt_job",
+    "resource_job",
+    "tool_job",
+    "value_job",
+]
+
+log = logging.getLogger("mcpkit.server")
+
+_TYPED_SHAPES: Final = frozenset({ToolShape.TYPED, ToolShape.TYPED_TASK, ToolShape.ADVANCED})
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One slot's work: ``run()`` returns the encoded JSON-RPC response (or a coroutine for
+    it when ``is_async``); ``finish(value)`` writes a value an interceptor returned instead of
+    proceeding, through the same recognition, sanitizer and output checks."""
+
+    run: Callable[[], object]
+    is_async: bool
+    finish: Callable[[object], bytes]
+
+
+@dataclass(frozen=True, slots=True)
+class Proceeded:
+    """What ``proceed()`` gives an interceptor: the finished response, opaque to it."""
+
+    message: bytes
+
+    def __repr__(self) -> str:
+        return "Proceeded()"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Output:
+    """What every job needs to write its result."""
+
+    request_id: str | int
+    revision: Revision
+    server_info: Implementation | None
+    limits: Limits
+
+
+def _contract_failure(what: str) -> InternalError:
+    log.error("mcpkit: %s", what)
+    return InternalError()
+
+
+def _guard(error: BaseException) -> ProtocolError:
+    """The wire error for whatever a handler raised."""
+    if isinstance(error, ProtocolError):
+        return error
+    if isinstance(error, Cancelled):
+        return InternalError()
+    return _contract_failure(f"handler raised {type(error).__name__}")
+
+
+def _check_binary(blocks: Iterable[object], limits: Limits) -> None:
+    """CB-24, CB-28: one image, audio or blob item is at most ``max_binary_item_bytes``."""
+    ceiling = limits.max_binary_item_bytes
+    for block in blocks:
+        data: bytes | None = None
+        if isinstance(block, (ImageContent, AudioContent)):
+            data = block.data
+        elif isinstance(block, EmbeddedResource) and isinstance(
+            block.resource, BlobResourceContents
+        ):
+            data = block.resource.blob
+        elif isinstance(block, BlobResourceContents):
+            data = block.blob
+        if data is not None and len(data) > ceiling:
+            raise OutputError(OutputFailure.SIZE)
+
+
+def _input_required(result: InputRequiredResult, out: Output) -> bytes:
+    """2026-07-28 only; on 2025 there is no such result (RV-06)."""
+    if not profile(out.revision).result_type:
+        raise _contract_failure("an input-required result on a 2025 revision")
+    body = dict(result.to_json())
+    body["resultType"] = "input_required"
+    return result_message(out.request_id, JsonObject(body), limits=out.limits)
+
+
+# --- tools -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    tool: ToolRegistration
+    ctx: RequestContext
+    arguments: JsonObject
+    features: InvocationFeatures
+    gate: EvaluationGate
+    sanitizer: ResultSanitizer | None
+    out: Output
+
+
+def _bind(call: ToolCall) -> ToolArguments[Any]:
+    tool = call.tool
+    with call.gate:  # the server's budget (IV-13, JL-07), whatever the tool was built with
+        budget = min(
+            call.out.limits.max_evaluation_operations,
+            tool.input_schema.limits.max_evaluation_operations,
+        )
+        outcome = tool.input_schema.evaluate(call.arguments, max_operations=budget)
+    if outcome is not Outcome.VALID:
+        raise ArgumentsInvalid(
+            ArgumentsFailure.BUDGET_EXHAUSTED
+            if outcome is Outcome.BUDGET_EXHAUSTED
+            else ArgumentsFailure.INVALID
+        )
+    if tool.shape in _TYPED_SHAPES and tool.input_model is not None:
+        converted: object = tool.input_model.bind_validated(call.arguments)
+    else:
+        converted = call.arguments
+    return ToolArguments(converted=converted, raw=call.arguments)
+
+
+def _recognise_tool(call: ToolCall, returned: object) -> CompleteResult | InputRequiredResult:
+    tool = call.tool
+    if tool.shape is ToolShape.TYPED:
+        if tool.output_model is None:  # pragma: no cover - typed tools always have one
+            raise _contract_failure("typed tool without an output model")
+        with call.gate:
+            structured = tool.output_model.to_json(returned)
+        return CompleteResult.with_tool_output(ToolOutput(structured_content=structured))
+    if isinstance(returned, CompleteResult):
+        if not returned.is_tool:
+            raise _contract_failure("a tool returned a non-tool result")
+        return returned
+    if isinstance(returned, InputRequiredResult):
+        return returned
+    raise _contract_failure(f"a tool returned {type(returned).__name__}")
+
+
+def _sanitize(call: ToolCall, result: CompleteResult) -> CompleteResult:
+    if call.sanitizer is None:
+        return result
+    try:
+        cleaned = call.sanitizer(call.ctx, call.tool.name, call.arguments, result)
+    except Exception as error:
+        raise _contract_failure(f"sanitizer raised {type(error).__name__}") from None
+    if not isinstance(cleaned, CompleteResult) or not cleaned.is_tool:
+        raise _contract_failure("sanitizer returned something other than a tool result")
+    return cleaned
+
+
+def _write_tool(call: ToolCall, result: CompleteResult | InputRequiredResult) -> bytes:
+    out = call.out
+    if isinstance(result, InputRequiredResult):
+        return _input_required(result, out)
+    result = _sanitize(call, result)
+    payload = result.payload  # recognised above: always a ToolOutput
+    _check_binary(payload.content if isinstance(payload, ToolOutput) else (), out.limits)
+    body = call_tool_result(
+        result,
+        out.revision,
+        mirror_structured_content=call.tool.mirror_structured_content,
+        server_info=out.server_info,
+        limits=out.limits,
+    )
+    return result_message(out.request_id, body, limits=out.limits)
+
+
+def _invalid_arguments(call: ToolCall, error: ArgumentsInvalid) -> bytes:
+    """IV-01..09: the fixed ``isError`` result (through the sanitizer), or -32602 on June."""
+    if not profile(call.out.revision).invalid_arguments_as_tool_error:
+        raise error
+    return _write_tool(call, CompleteResult.from_tool_error_text(ArgumentsInvalid.message))
+
+
+def _tool_sync(call: ToolCall) -> bytes:
+    try:
+        arguments = _bind(call)
+    except ArgumentsInvalid as error:
+        return _invalid_arguments(call, error)
+    try:
+        returned = call.tool.handler(call.ctx, arguments, call.features)
+    except BaseException as error:
+        raise _guard(error) from None
+    return _write_tool(call, _recognise_tool(call, returned))
+
+
+async def _tool_async(call: ToolCall) -> bytes:
+    try:
+        arguments = _bind(call)
+    except ArgumentsInvalid as error:
+        return _invalid_arguments(call, error)
+    try:
+        # is_async: a coroutine function (or an object whose __call__ is one)
+        returned = await cast(
+            "Awaitable[object]", call.tool.handler(call.ctx, arguments, call.features)
+        )
+    except Exception as error:
+        raise _guard(error) from None
+    return _write_tool(call, _recognise_tool(call, returned))
+
+
+def _short_circuit(call: ToolCall, value: object) -> bytes:
+    """An interceptor's own tool result: a ``CompleteResult``, an ``InputRequiredResult`` or
+    (typed tools) a value of the output type."""
+    if isinstance(value, (CompleteResult, InputRequiredResult)):
+        if isinstance(value, CompleteResult) and not value.is_tool:
+            raise _contract_failure("an interceptor returned a non-tool result")
+        return _write_tool(call, value)
+    return _write_tool(call, _recognise_tool(call, value))
+
+
+def tool_job(call: ToolCall) -> Job:
+    def finish(value: object) -> bytes:
+        return _short_circuit(call, value)
+
+    if call.tool.is_async:
+        return Job(lambda: _tool_async(call), True, finish)
+    return Job(lambda: _tool_sync(call), False, finish)
+
+
+# --- prompts and resources ---------------------------------------------------------------
+
+
+def _prompt_result(returned: object) -> CompleteResult | InputRequiredResult:
+    if isinstance(returned, PromptOutput):
+        return CompleteResult.with_prompt_output(returned)
+    if isinstance(returned, CompleteResult) and returned.is_prompt:
+        return returned
+    if isinstance(returned, InputRequiredResult):
+        return returned
+    raise _contract_failure(f"a prompt returned {type(returned).__name__}")
+
+
+def _write_prompt(out: Output, result: CompleteResult | InputRequiredResult) -> bytes:
+    if isinstance(result, InputRequiredResult):
+        return _input_required(result, out)
+    payload = result.payload  # recognised above: always a PromptOutput
+    messages = payload.messages if isinstance(payload, PromptOutput) else ()
+    _check_binary((message.content for message in messages), out.limits)
+    body = get_prompt_result(result, out.revision, server_info=out.server_info)
+    return result_message(out.request_id, body, limits=out.limits)
+
+
+def _resource_result(returned: object) -> CompleteResult | InputRequiredResult:
+    if isinstance(returned, ResourceOutput):
+        return CompleteResult.with_resource_output(returned)
+    if isinstance(returned, CompleteResult) and returned.is_resource:
+        return returned
+    if isinstance(returned, InputRequiredResult):
+        return returned
+    raise _contract_failure(f"a resource handler returned {type(returned).__name__}")
+
+
+def _write_resource(
+    out: Output, cache: CachePolicy, result: CompleteResult | InputRequiredResult
+) -> bytes:
+    if isinstance(result, InputRequiredResult):
+        return _input_required(result, out)
+    payload = result.payload  # recognised above: always a ResourceOutput
+    _check_binary(payload.contents if isinstance(payload, ResourceOutput) else (), out.limits)
+    body = read_resource_result(result, out.revision, cache=cache, server_info=out.server_info)
+    return result_message(out.request_id, body, limits=out.limits)
+
+
+def _job(
+    handler: Callable[..., object],
+    arguments: tuple[object, ...],
+    is_async: bool,
+    finish: Callable[[object], bytes],
+) -> Job:
+    """A job that calls ``handler(*arguments)`` and writes what it returns with ``finish``."""
+
+    def run_sync() -> bytes:
+        try:
+            returned = handler(*arguments)
+        except BaseException as error:
+            raise _guard(error) from None
+        return finish(returned)
+
+    async def run_async() -> bytes:
+        try:
+            returned = await cast("Awaitable[object]", handler(*arguments))
+        except Exception as error:
+            raise _guard(error) from None
+        return finish(returned)
+
+    return Job(run_async if is_async else run_sync, is_async, finish)
+
+
+def prompt_job(
+    prompt: PromptRegistration,
+    ctx: RequestContext,
+    arguments: Mapping[str, str],
+    features: InvocationFeatures,
+    out: Output,
+) -> Job:
+    return _job(
+        prompt.handler,
+        (ctx, arguments, features),
+        prompt.is_async,
+        lambda returned: _write_prompt(out, _prompt_result(returned)),
+    )
+
+
+def resource_job(
+    resource: ResourceRegistration,
+    variables: Mapping[str, str] | None,
+    ctx: RequestContext,
+    features: InvocationFeatures,
+    cache: CachePolicy,
+    out: Output,
+) -> Job:
+    arguments = (ctx, features) if variables is None else (ctx, variables, features)
+    return _job(
+        resource.handler,
+        arguments,
+        resource.is_async,
+        lambda returned: _write_resource(out, cache, _resource_result(returned)),
+    )
+
+
+def value_job(
+    handler: Callable[..., object],
+    arguments: tuple[object, ...],
+    is_async: bool,
+    finish: Callable[[object], bytes],
+) -> Job:
+    """A job for the other application callbacks (completion, the resource list handler)."""
+    return _job(handler, arguments, is_async, finish)
+
+
+def checked(value: object, kind: type[Any], what: str) -> Any:
+    """``value`` when it is a ``kind``, else the fixed internal error."""
+    if not isinstance(value, kind):
+        raise _contract_failure(f"{what} returned {type(value).__name__}")
+    return value

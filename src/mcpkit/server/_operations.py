@@ -1,0 +1,517 @@
+"""The MCP methods: cheap parameter checks, target lookup and the slot-bound jobs (pipeline
+groups 10-17), transport-neutral.  ``Operations.dispatch(call)`` answers one admitted request
+with the encoded JSON-RPC response, or raises the ``ProtocolError`` to write instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Final
+
+from mcpkit.errors import (
+    Cancelled,
+    InternalError,
+    InvalidParams,
+    MethodNotFound,
+    ProtocolError,
+    ResourceNotFound,
+)
+from mcpkit.json import JsonObject
+from mcpkit.limits import Limits
+from mcpkit.model import (
+    UNSET,
+    CachePolicy,
+    CancellationToken,
+    Completion,
+    Endpoint,
+    InvocationFeatures,
+    ProgressReporter,
+    RequestContext,
+    RequestLogger,
+    ResourceListPage,
+    Revision,
+)
+from mcpkit.protocol import (
+    SERVER_INFO_KEY,
+    Catalog,
+    ListKind,
+    LogLevel,
+    RequestMeta,
+    check_mirrored_headers,
+    discover_result,
+    empty_result,
+    implementation_info,
+    initialize_result,
+    notification_message,
+    profile,
+    raw_result_message,
+    result_message,
+)
+from mcpkit.schema import EvaluationGate
+from mcpkit.server._execution import Executor
+from mcpkit.server._http import HttpRequest
+from mcpkit.server._invoke import (
+    Job,
+    Output,
+    Proceeded,
+    ToolCall,
+    checked,
+    prompt_job,
+    resource_job,
+    tool_job,
+    value_job,
+)
+from mcpkit.server._policy import Interceptor, ResultSanitizer
+
+__all__ = ["LEGACY_LOG_LEVEL", "Call", "Operations", "Runtime", "check_params"]
+
+log = logging.getLogger("mcpkit.server")
+
+# The capability a method needs (spec brief §1.4: calling an un-advertised one is -32601).
+_CAPABILITY: Final = {
+    "tools/list": "tools",
+    "tools/call": "tools",
+    "prompts/list": "prompts",
+    "prompts/get": "prompts",
+    "resources/list": "resources",
+    "resources/templates/list": "resources",
+    "resources/read": "resources",
+    "completion/complete": "completions",
+}
+_LISTS: Final = {kind.method: kind for kind in ListKind}
+# 2025 stateless requests have no session to remember ``logging/setLevel``: this minimum.
+LEGACY_LOG_LEVEL: Final = "info"
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    """What the server keeps per endpoint: the endpoint and its prebuilt catalog pages."""
+
+    endpoint: Endpoint
+    catalog: Catalog
+    discover_cache: CachePolicy
+
+
+@dataclass(slots=True, kw_only=True)
+class Call:
+    """One request that passed the envelope, revision and ``_meta`` checks."""
+
+    runtime: Runtime
+    revision: Revision
+    request_id: str | int
+    method: str
+    params: JsonObject
+    meta: RequestMeta
+    http: HttpRequest | None
+    headers: tuple[tuple[str, str], ...]
+    identity: object
+    notify: Callable[[bytes], None]
+    deadline: float
+    disconnected: asyncio.Event | None
+    token: CancellationToken = field(default_factory=CancellationToken)
+    legacy_log_level: str = "info"
+    """The minimum level of a 2025 request's log messages: ``info``, or what a stdio client
+    set with ``logging/setLevel`` (the process is its session)."""
+
+
+def _text(params: JsonObject, name: str) -> str:
+    value = params.get(name)
+    if not isinstance(value, str):
+        raise InvalidParams()
+    return value
+
+
+def _object(params: JsonObject, name: str) -> JsonObject:
+    value = params.get(name, UNSET)
+    if value is UNSET:
+        return JsonObject()
+    if not isinstance(value, JsonObject):
+        raise InvalidParams()
+    return value
+
+
+def _strings(value: JsonObject) -> Mapping[str, str]:
+    if not all(isinstance(item, str) for item in value.values()):
+        raise InvalidParams()
+    return MappingProxyType({key: str(item) for key, item in value.items()})
+
+
+def _cursor_check(params: JsonObject) -> None:
+    cursor = params.get("cursor", UNSET)
+    if cursor is not UNSET and not isinstance(cursor, str):
+        raise InvalidParams()  # JSON null included: a cursor is a string (spec brief §5.6)
+
+
+def _tool_check(params: JsonObject) -> None:
+    _text(params, "name")
+    _object(params, "arguments")
+
+
+def _prompt_check(params: JsonObject) -> None:
+    _text(params, "name")
+    _strings(_object(params, "arguments"))
+
+
+def _read_check(params: JsonObject) -> None:
+    _text(params, "uri")
+
+
+def _complete_check(params: JsonObject) -> None:
+    ref = _object(params, "ref")
+    kind = ref.get("type")
+    if kind == "ref/prompt":
+        _text(ref, "name")
+    elif kind == "ref/resource":
+        _text(ref, "uri")
+    else:
+        raise InvalidParams()
+    argument = _object(params, "argument")
+    _text(argument, "name")
+    _text(argument, "value")
+    _strings(_object(_object(params, "context"), "arguments"))
+
+
+def _level_check(params: JsonObject) -> None:
+    LogLevel.parse(params.get("level"))
+
+
+# Group 10, the cheap parameter checks: the shape of ``params`` alone, before admission.
+_CHECKS: Final[Mapping[str, Callable[[JsonObject], None]]] = {
+    "tools/list": _cursor_check,
+    "prompts/list": _cursor_check,
+    "resources/list": _cursor_check,
+    "resources/templates/list": _cursor_check,
+    "tools/call": _tool_check,
+    "prompts/get": _prompt_check,
+    "resources/read": _read_check,
+    "completion/complete": _complete_check,
+    "logging/setLevel": _level_check,
+}
+
+
+def check_params(revision: Revision, method: str, params: JsonObject) -> None:
+    """Refuse a request whose ``params`` have the wrong shape for its method (-32602), before
+    admission and any lookup (DESIGN.md §3, group 10).  A method the revision does not have is
+    left alone: it is -32601 whatever its params (a removed ``logging/setLevel`` on 2026)."""
+    check = _CHECKS.get(method)
+    if check is not None and method in profile(revision).methods:
+        check(params)
+
+
+class Operations:
+    """The method table over the server's shared machinery."""
+
+    def __init__(
+        self,
+        *,
+        limits: Limits,
+        executor: Executor,
+        gate: EvaluationGate,
+        interceptor: Interceptor | None,
+        sanitizer: ResultSanitizer | None,
+    ) -> None:
+        self.limits = limits
+        self.executor = executor
+        self.gate = gate
+        self.interceptor = interceptor
+        self.sanitizer = sanitizer
+        self._table: dict[str, Callable[[Call], Awaitable[bytes]]] = {
+            "initialize": self._initialize,
+            "ping": self._empty,
+            "logging/setLevel": self._empty,  # the level was checked by check_params
+            "server/discover": self._discover,
+            "tools/list": self._list,
+            "prompts/list": self._list,
+            "resources/list": self._resources_list,
+            "resources/templates/list": self._list,
+            "tools/call": self._tools_call,
+            "prompts/get": self._prompts_get,
+            "resources/read": self._resources_read,
+            "completion/complete": self._complete,
+        }
+
+    async def dispatch(self, call: Call) -> bytes:
+        """Answer ``call``; -32601 for a method the revision or the endpoint does not offer."""
+        operation = self._table.get(call.method)
+        if operation is None or call.method not in profile(call.revision).methods:
+            raise MethodNotFound()
+        capability = _CAPABILITY.get(call.method)
+        if capability is not None and capability not in call.runtime.endpoint.capabilities(
+            call.revision
+        ):
+            raise MethodNotFound()
+        return await operation(call)
+
+    # --- shared -----------------------------------------------------------------------------
+
+    def _output(self, call: Call) -> Output:
+        row = profile(call.revision)
+        info = call.runtime.endpoint.implementation if row.server_info_meta else None
+        return Output(
+            request_id=call.request_id, revision=call.revision, server_info=info, limits=self.limits
+        )
+
+    def _context(self, call: Call, name: str | None) -> RequestContext:
+        params = call.params
+        responses = params.get("inputResponses")
+        state = params.get("requestState")
+        meta = call.meta
+        return RequestContext(
+            endpoint=call.runtime.endpoint,
+            revision=call.revision,
+            method=call.method,
+            request_id=call.request_id,
+            operation_name=name,
+            client_info=meta.client_info,
+            client_capabilities=meta.client_capabilities or JsonObject(),
+            meta=meta.meta,
+            input_responses=responses if isinstance(responses, JsonObject) else None,
+            request_state=state if isinstance(state, str) and state else None,
+            trace=meta.trace,
+            identity=call.identity,
+            http_request=call.http,
+        )
+
+    def _features(self, call: Call) -> InvocationFeatures:
+        """The token always; a progress reporter when the client sent a token; a logger on
+        2026-07-28 when ``_meta`` names a log level, and always on the 2025 revisions."""
+        features: list[object] = [call.token]
+        notify = call.notify
+        meta = call.meta
+        limits = self.limits
+        if meta.progress_token is not None:
+
+            def progress(params: JsonObject) -> None:
+                notify(notification_message("notifications/progress", params, limits=limits))
+
+            features.append(ProgressReporter(meta.progress_token, progress))
+        if profile(call.revision).stateless:
+            level = None if meta.log_level is None else meta.log_level.wire
+        else:
+            level = call.legacy_log_level
+        if level is not None:
+
+            def message(params: JsonObject) -> None:
+                notify(notification_message("notifications/message", params, limits=limits))
+
+            features.append(RequestLogger(level, message))
+        return InvocationFeatures(*features)
+
+    async def _run(
+        self, call: Call, job: Job, ctx: RequestContext, *, intercept: bool = True
+    ) -> bytes:
+        """Run ``job`` in a handler slot, wrapped by the interceptor when there is one."""
+        run, is_async = job.run, job.is_async
+        if self.interceptor is not None and intercept:
+            run, is_async = self._intercepted(job, ctx), True
+        result = await self.executor.run(
+            run,
+            is_async=is_async,
+            deadline=call.deadline,
+            token=call.token,
+            disconnected=call.disconnected,
+        )
+        return checked(result, bytes, "the handler job")  # type: ignore[no-any-return]
+
+    def _intercepted(self, job: Job, ctx: RequestContext) -> Callable[[], Awaitable[bytes]]:
+        """The job wrapped by the interceptor (soklet4-digest §6.2): ``proceed()`` runs
+        validation and the handler once -- a ``def`` handler still in a worker thread, its
+        slot held until the thread returns -- and the interceptor returns what ``proceed()``
+        gave it or a result of its own, which is written like the handler's."""
+        interceptor = self.interceptor
+        assert interceptor is not None
+        executor = self.executor
+
+        async def intercepted() -> bytes:
+            used = False
+
+            async def proceed() -> Proceeded:
+                nonlocal used
+                if used:
+                    raise InternalError()  # the continuation is one-shot
+                used = True
+                if job.is_async:
+                    message = await job.run()  # type: ignore[misc]
+                else:
+                    message = await executor.in_pool(job.run)
+                return Proceeded(checked(message, bytes, "the handler job"))
+
+            try:
+                outcome: object = interceptor(ctx, proceed)
+                if inspect.isawaitable(outcome):
+                    outcome = await outcome
+            except (ProtocolError, Cancelled):
+                raise
+            except Exception as error:
+                log.error("mcpkit: interceptor raised %s", type(error).__name__)
+                raise InternalError() from None
+            if isinstance(outcome, Proceeded):
+                return outcome.message
+            return job.finish(outcome)
+
+        return intercepted
+
+    def _complete_message(self, call: Call, body: dict[str, object]) -> bytes:
+        """A framework-built complete result: ``resultType`` and ``serverInfo`` on 2026."""
+        row = profile(call.revision)
+        if row.result_type:
+            body["resultType"] = "complete"
+        if row.server_info_meta:
+            info = implementation_info(call.runtime.endpoint.implementation, call.revision)
+            body["_meta"] = {SERVER_INFO_KEY: info}
+        return result_message(call.request_id, JsonObject(body), limits=self.limits)
+
+    # --- lifecycle and discovery ----------------------------------------------------------
+
+    async def _initialize(self, call: Call) -> bytes:
+        result = initialize_result(call.runtime.endpoint, call.revision)
+        return result_message(call.request_id, result, limits=self.limits)
+
+    async def _empty(self, call: Call) -> bytes:
+        return result_message(call.request_id, empty_result(call.revision), limits=self.limits)
+
+    async def _discover(self, call: Call) -> bytes:
+        runtime = call.runtime
+        result = discover_result(runtime.endpoint, call.revision, runtime.discover_cache)
+        return result_message(call.request_id, result, limits=self.limits)
+
+    # --- catalogs ---------------------------------------------------------------------------
+
+    async def _list(self, call: Call) -> bytes:
+        kind = _LISTS[call.method]
+        page = call.runtime.catalog.page(call.revision, kind, call.params.get("cursor", UNSET))
+        return raw_result_message(call.request_id, page)
+
+    async def _resources_list(self, call: Call) -> bytes:
+        endpoint = call.runtime.endpoint
+        handler = endpoint.resource_list_for(call.revision)
+        if handler is None:
+            return await self._list(call)
+        given = call.params.get("cursor")  # a string when present: check_params saw to it
+        cursor = given if isinstance(given, str) else None
+        ctx = self._context(call, None)
+
+        def finish(returned: object) -> bytes:
+            page: ResourceListPage = checked(returned, ResourceListPage, "resource list handler")
+            body: dict[str, object] = dict(page.to_json())
+            if profile(call.revision).cache_hints:
+                body.update(endpoint.resource_list_cache.to_json())
+            return self._complete_message(call, body)
+
+        job = value_job(
+            handler.handler, (ctx, cursor, self._features(call)), handler.is_async, finish
+        )
+        return await self._run(call, job, ctx)
+
+    # --- operations -------------------------------------------------------------------------
+
+    async def _tools_call(self, call: Call) -> bytes:
+        name = _text(call.params, "name")
+        arguments = _object(call.params, "arguments")
+        tool = call.runtime.endpoint.find_tool(name, call.revision)
+        if tool is None:
+            raise InvalidParams()
+        if profile(call.revision).stateless and call.http is not None:
+            check_mirrored_headers(
+                tool.input_schema.headers, arguments, call.headers, limits=self.limits
+            )
+        ctx = self._context(call, name)
+        job = tool_job(
+            ToolCall(
+                tool=tool,
+                ctx=ctx,
+                arguments=arguments,
+                features=self._features(call),
+                gate=self.gate,
+                sanitizer=self.sanitizer,
+                out=self._output(call),
+            )
+        )
+        return await self._run(call, job, ctx)
+
+    async def _prompts_get(self, call: Call) -> bytes:
+        name = _text(call.params, "name")
+        arguments = _strings(_object(call.params, "arguments"))
+        prompt = call.runtime.endpoint.find_prompt(name, call.revision)
+        if prompt is None:
+            raise InvalidParams()
+        if not prompt.required_arguments <= arguments.keys():
+            raise InvalidParams()
+        if not arguments.keys() <= prompt.argument_names:
+            raise InvalidParams()
+        ctx = self._context(call, name)
+        job = prompt_job(prompt, ctx, arguments, self._features(call), self._output(call))
+        return await self._run(call, job, ctx)
+
+    async def _resources_read(self, call: Call) -> bytes:
+        uri = _text(call.params, "uri")
+        match = call.runtime.endpoint.find_resource(uri, call.revision, limits=self.limits)
+        if match is None:
+            raise ResourceNotFound(uri)
+        resource, variables = match
+        ctx = self._context(call, uri)
+        cache = (
+            call.runtime.endpoint.resource_list_cache
+            if resource.template is None
+            else call.runtime.endpoint.resource_template_list_cache
+        )
+        job = resource_job(
+            resource,
+            None if resource.template is None else variables,
+            ctx,
+            self._features(call),
+            cache,
+            self._output(call),
+        )
+        try:
+            return await self._run(call, job, ctx)
+        except ResourceNotFound as error:
+            if error.data is None:
+                raise ResourceNotFound(uri) from None  # the handler's own not-found
+            raise
+
+    async def _complete(self, call: Call) -> bytes:
+        ref = _object(call.params, "ref")
+        argument = _object(call.params, "argument")
+        name = _text(argument, "name")
+        value = _text(argument, "value")
+        resolved = _strings(_object(_object(call.params, "context"), "arguments"))
+        endpoint = call.runtime.endpoint
+        if ref.get("type") == "ref/prompt":  # else "ref/resource": check_params saw to it
+            prompt = endpoint.find_prompt(_text(ref, "name"), call.revision)
+            if prompt is None or name not in prompt.argument_names:
+                raise InvalidParams()
+            completer = prompt.completions.get(name)
+            is_async = name in prompt.async_completions
+        else:
+            uri = _text(ref, "uri")
+            template = next(
+                (
+                    item
+                    for item in endpoint.templates_for(call.revision)
+                    if item.template is not None and item.template.text == uri
+                ),
+                None,
+            )
+            if template is None or template.template is None:
+                raise InvalidParams()
+            if name not in template.template.variables:
+                raise InvalidParams()
+            completer = template.completions.get(name)
+            is_async = name in template.async_completions
+
+        def finish(returned: object) -> bytes:
+            completion: Completion = checked(returned, Completion, "completion handler")
+            body: dict[str, object] = dict(completion.to_json())
+            return self._complete_message(call, body)
+
+        if completer is None:
+            return finish(Completion.EMPTY)
+        ctx = self._context(call, None)
+        job = value_job(completer, (ctx, value, resolved), is_async, finish)
+        return await self._run(call, job, ctx, intercept=False)

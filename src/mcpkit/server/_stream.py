@@ -1,0 +1,154 @@
+"""One request's response on HTTP: a JSON body, or an SSE stream once a notification is sent.
+
+Progress and log notifications belong on the originating request's stream (spec brief §3.8,
+§7.3), so the first one commits the response to ``text/event-stream`` and the result becomes
+the stream's last event; a request that sends none is answered with one JSON body.
+
+Handlers report from worker threads or from the loop.  A notification is queued and written,
+in order, by the request's own coroutine between waits for the handler.  The queue holds at
+most ``budget`` bytes (the response limit): a ``def`` handler that reports faster than the
+client reads is blocked until there is room (backpressure, never loss), while an ``async def``
+handler, which must not block the loop, has a notification over the budget dropped -- it only
+happens when it queues megabytes without ever awaiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections import deque
+from collections.abc import Awaitable, Sequence
+from typing import Final, TypeVar
+
+from mcpkit.protocol import sse_event
+from mcpkit.server._http import HttpExchange
+
+__all__ = ["JSON_HEADERS", "Responder", "base_headers"]
+
+# How often a blocked reporting thread re-checks that the request is still open.
+_BLOCKED_POLL_SECONDS: Final = 0.05
+NO_STORE: Final = (b"cache-control", b"no-store")
+JSON_HEADERS: Final = ((b"content-type", b"application/json"), NO_STORE)
+_SSE_HEADERS: Final = (
+    (b"content-type", b"text/event-stream"),
+    NO_STORE,
+    (b"x-accel-buffering", b"no"),
+)
+T = TypeVar("T")
+
+
+def base_headers(extra: Sequence[tuple[bytes, bytes]] = ()) -> list[tuple[bytes, bytes]]:
+    """``Cache-Control: no-store`` on every response (soklet4-digest §1.3), plus ``extra``."""
+    return [NO_STORE, *extra]
+
+
+class Responder:
+    """Writes one response through ``exchange``; see the module docstring."""
+
+    __slots__ = (
+        "_budget", "_closed", "_committed", "_exchange", "_extra", "_loop", "_pending",
+        "_queued", "_room", "_thread", "_wake",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        exchange: HttpExchange,
+        extra: Sequence[tuple[bytes, bytes]] = (),
+        *,
+        budget: int = 4 * 1024 * 1024,
+    ) -> None:
+        self._exchange = exchange
+        self._extra = tuple(extra)
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+        self._pending: deque[bytes] = deque()
+        self._wake = asyncio.Event()
+        self._committed = False
+        self._closed = False
+        self._budget = budget
+        self._queued = 0  # bytes accepted and not yet written; guarded by _room
+        self._room = threading.Condition()
+
+    def notify(self, message: bytes) -> None:
+        """Queue a notification message; callable from any thread (see the module docstring
+        for what happens when the queue is full)."""
+        size = len(message)
+        on_loop = threading.get_ident() == self._thread
+        with self._room:
+            while self._queued and self._queued + size > self._budget:
+                if on_loop or self._closed:
+                    return
+                self._room.wait(_BLOCKED_POLL_SECONDS)
+            if self._closed:
+                return
+            self._queued += size
+        if on_loop:
+            self._push(message)
+        else:
+            with contextlib.suppress(RuntimeError):  # a closed loop: the request is long gone
+                self._loop.call_soon_threadsafe(self._push, message)
+
+    def _push(self, message: bytes) -> None:
+        self._pending.append(message)
+        self._wake.set()
+
+    def _written(self, size: int) -> None:
+        with self._room:
+            self._queued -= size
+            self._room.notify_all()
+
+    async def _drain(self) -> None:
+        while self._pending:
+            message = self._pending.popleft()
+            if not self._committed:
+                self._committed = True
+                await self._exchange.start(200, [*_SSE_HEADERS, *self._extra])
+            await self._exchange.write(sse_event(message), more=True)
+            self._written(len(message))
+
+    async def run(self, work: Awaitable[T]) -> T:
+        """Await ``work`` while writing the notifications it queues, in order."""
+        task = asyncio.ensure_future(work)
+        try:
+            while True:
+                waiter = asyncio.ensure_future(self._wake.wait())
+                done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+                if task in done:
+                    waiter.cancel()
+                    break
+                self._wake.clear()
+                await self._drain()
+        except BaseException:
+            task.cancel()
+            raise
+        await self._drain()
+        return task.result()
+
+    async def finish(self, status: int, message: bytes) -> None:
+        """End the response: the last SSE event on a committed stream (whatever ``status``
+        would have been, the stream is already 200), else a JSON body or an empty one."""
+        with self._room:
+            self._closed = True
+            self._room.notify_all()
+        if self._committed:
+            await self._exchange.write(sse_event(message), more=False)
+            return
+        await respond(self._exchange, status, message, self._extra)
+
+
+async def respond(
+    exchange: HttpExchange,
+    status: int,
+    message: bytes | None,
+    extra: Sequence[tuple[bytes, bytes]] = (),
+) -> None:
+    """A complete uncommitted response: a JSON body, or no body (``message=None``)."""
+    if message is None:
+        length = [] if status == 204 else [(b"content-length", b"0")]  # RFC 9110 §8.6
+        await exchange.start(status, base_headers([*length, *extra]))
+        await exchange.write(b"", more=False)
+        return
+    headers = [*JSON_HEADERS, (b"content-length", b"%d" % len(message)), *extra]
+    await exchange.start(status, headers)
+    await exchange.write(message, more=False)

@@ -1,0 +1,18 @@
+"""Test an mcpkit server in-process: a synchronous client for its ASGI app, and helpers that
+build the requests and headers an MCP client sends (DESIGN.md §2, layer 7)."""
+
+from mcpkit.testing._client import ServesAsgi as ServesAsgi
+from mcpkit.testing._client import TestClient as TestClient
+from mcpkit.testing._client import TestResponse as TestResponse
+from mcpkit.testing._client import legacy_request as legacy_request
+from mcpkit.testing._client import modern_headers as modern_headers
+from mcpkit.testing._client import modern_request as modern_request
+
+__all__ = [
+    "ServesAsgi",
+    "TestClient",
+    "TestResponse",
+    "legacy_request",
+    "modern_headers",
+    "modern_request",
+]

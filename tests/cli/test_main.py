@@ -1,0 +1,467 @@
+"""``mcpkit serve FILE_OR_MODULE[:ATTR] [--host H] [--port P] [--stdio] [--path P]`` and
+``python -m mcpkit``: what a target names, the address overrides, ``--stdio``, the exit status
+and message of every refusal, and one real process serving HTTP.
+
+``main()`` runs in-process with ``Server.run`` / ``Server.run_stdio`` replaced by recorders, so
+coverage sees it; one subprocess test serves a real socket.
+"""
+
+from __future__ import annotations
+
+import http.client
+import importlib
+import json
+import logging
+import runpy
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpkit import Server
+from mcpkit.cli import load_target, main
+from mcpkit.json import from_python
+from mcpkit.testing import modern_headers, modern_request
+
+from ..wire import assert_valid
+
+ROOT = Path(__file__).resolve().parents[2]
+MODERN = "2026-07-28"
+READY_SECONDS = 30.0
+STOP_SECONDS = 10.0
+
+ENDPOINTS = """\
+from mcpkit import (
+    CompleteResult, Endpoint, EndpointRegistry, Implementation, Revision, Server, endpoint, tool,
+)
+
+
+@endpoint(path="/mcp", name="{name}", version="1.0.0",
+          revisions={{Revision.V2025_11_25, Revision.V2026_07_28}})
+class Main:
+    @tool(name="echo")
+    def echo(self, text: str) -> CompleteResult:
+        return CompleteResult.from_tool_text(text)
+
+
+@endpoint(path="/other", name="other", version="2.0.0", revisions={{Revision.V2026_07_28}})
+class Other:
+    @tool(name="echo")
+    def echo(self, text: str) -> CompleteResult:
+        return CompleteResult.from_tool_text(text)
+
+
+plain = Endpoint("/plain", Implementation("plain", "3.0.0"), {{Revision.V2026_07_28}})
+both = [Main, Other]
+nothing = None
+junk = 42
+"""
+
+
+# --- isolation ----------------------------------------------------------------------------------
+
+
+class Recorded:
+    """What ``Server.run`` and ``Server.run_stdio`` were asked to do instead of serving."""
+
+    def __init__(self) -> None:
+        self.runs: list[Server] = []
+        self.stdio: list[tuple[Server, str | None]] = []
+
+
+@pytest.fixture
+def isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Undo what loading targets changes: ``sys.path``, the loaded modules and the root logger
+    that ``main`` configures."""
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    before = set(sys.modules)
+    yield
+    for name in set(sys.modules) - before:
+        if name.startswith(("mcpkit_target_", "cli_target_")):
+            del sys.modules[name]
+    root.handlers[:], root.level = handlers, level
+
+
+@pytest.fixture
+def recorded(isolated: None, monkeypatch: pytest.MonkeyPatch) -> Recorded:
+    """Record instead of serving."""
+    calls = Recorded()
+
+    def run(self: Server) -> None:
+        calls.runs.append(self)
+
+    def run_stdio(self: Server, path: str | None = None) -> None:
+        calls.stdio.append((self, path))
+
+    monkeypatch.setattr(Server, "run", run)
+    monkeypatch.setattr(Server, "run_stdio", run_stdio)
+    return calls
+
+
+def endpoints_file(directory: Path, stem: str, *extra: str, name: str = "main") -> Path:
+    path = directory / f"{stem}.py"
+    path.write_text(ENDPOINTS.format(name=name) + "\n".join(textwrap.dedent(e) for e in extra))
+    return path
+
+
+def served(server: Server) -> list[str]:
+    return [endpoint.path for endpoint in server.registry]
+
+
+# --- files --------------------------------------------------------------------------------------
+
+
+def test_a_file_is_served_from_its_server_attribute(
+    tmp_path: Path, recorded: Recorded, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = endpoints_file(
+        tmp_path, "with_server", "server = Server(Main, port=8123)", "registry = Other"
+    )
+    assert main(["serve", str(path)]) == 0
+    module = sys.modules["mcpkit_target_with_server"]
+    assert recorded.runs == [module.server] and recorded.stdio == []
+    assert served(recorded.runs[0]) == ["/mcp"]  # ``server`` wins over ``registry``
+    assert capsys.readouterr().err == "mcpkit: serving on http://127.0.0.1:8123\n"
+    assert str(path.parent) == sys.path[0]  # its directory is importable, for its own imports
+
+
+def test_without_a_server_attribute_the_registry_is_served(
+    tmp_path: Path, recorded: Recorded, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = endpoints_file(tmp_path, "with_registry", "server = None", "registry = both")
+    assert main(["serve", str(path)]) == 0
+    (server,) = recorded.runs
+    assert isinstance(server, Server) and served(server) == ["/mcp", "/other"]
+    assert (server.host, server.port) == ("127.0.0.1", 8000)
+    assert capsys.readouterr().err == "mcpkit: serving on http://127.0.0.1:8000\n"
+
+
+@pytest.mark.parametrize(
+    ("attribute", "paths"),
+    [("Main", ["/mcp"]), ("plain", ["/plain"]), ("both", ["/mcp", "/other"])],
+)
+def test_an_explicit_attribute_names_a_class_an_endpoint_or_a_list(
+    tmp_path: Path, recorded: Recorded, attribute: str, paths: list[str]
+) -> None:
+    path = endpoints_file(tmp_path, f"explicit_{attribute.lower()}")
+    assert main(["serve", f"{path}:{attribute}"]) == 0
+    (server,) = recorded.runs
+    assert served(server) == paths
+
+
+def test_load_target_returns_a_server_as_is_and_wraps_anything_else(
+    tmp_path: Path, recorded: Recorded
+) -> None:
+    path = endpoints_file(tmp_path, "loaded", "server = Server(Other)")
+    server = load_target(str(path))
+    assert server is sys.modules["mcpkit_target_loaded"].server
+    wrapped = load_target(f"{path}:Main")
+    assert isinstance(wrapped, Server) and served(wrapped) == ["/mcp"]
+
+
+@pytest.mark.parametrize(
+    ("attribute", "names"),
+    [("", "'server' or 'registry'"), (":missing", "'missing'"), (":nothing", "'nothing'")],
+)
+def test_a_missing_attribute_exits_2_naming_it(
+    tmp_path: Path,
+    recorded: Recorded,
+    capsys: pytest.CaptureFixture[str],
+    attribute: str,
+    names: str,
+) -> None:
+    path = endpoints_file(tmp_path, f"missing{len(attribute)}")
+    assert main(["serve", f"{path}{attribute}"]) == 2
+    assert capsys.readouterr().err == f"mcpkit: mcpkit serve: {path} has no {names} to serve\n"
+    assert recorded.runs == []
+
+
+def test_an_attribute_that_cannot_be_served_exits_2(
+    tmp_path: Path, recorded: Recorded, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = endpoints_file(tmp_path, "junk")
+    assert main(["serve", f"{path}:junk"]) == 2
+    assert capsys.readouterr().err == (
+        "mcpkit: Server: serve an EndpointRegistry, an Endpoint, an @endpoint class or a list "
+        "of them\n"
+    )
+    assert recorded.runs == []
+
+
+@pytest.mark.parametrize("name", ["absent.py", "absent.py:server", "dir/absent.py"])
+def test_a_missing_file_exits_2(
+    tmp_path: Path,
+    recorded: Recorded,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["serve", name]) == 2
+    spec = name.partition(":")[0]
+    assert capsys.readouterr().err == f"mcpkit: mcpkit serve: no such file: {spec}\n"
+    assert recorded.runs == []
+
+
+def test_a_refusal_inside_the_file_exits_2(
+    tmp_path: Path, recorded: Recorded, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = endpoints_file(tmp_path, "refusing", "server = Server(Main, host='0.0.0.0')")
+    assert main(["serve", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mcpkit: Server: binding a non-loopback host requires allowed_hosts")
+
+
+# --- modules ------------------------------------------------------------------------------------
+
+
+def test_a_module_on_sys_path_is_imported_by_name(
+    tmp_path: Path,
+    recorded: Recorded,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    endpoints_file(tmp_path, "cli_target_module", "server = Server(Main, port=8124)")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["serve", "cli_target_module"]) == 0
+    assert recorded.runs == [sys.modules["cli_target_module"].server]
+    assert main(["serve", "cli_target_module:Other", "--port", "8125"]) == 0
+    assert served(recorded.runs[1]) == ["/other"] and recorded.runs[1].port == 8125
+    assert capsys.readouterr().err == (
+        "mcpkit: serving on http://127.0.0.1:8124\nmcpkit: serving on http://127.0.0.1:8125\n"
+    )
+
+
+def test_an_unknown_module_exits_2_naming_it(
+    recorded: Recorded, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["serve", "no_such_module_for_mcpkit"]) == 2
+    assert capsys.readouterr().err == (
+        "mcpkit: mcpkit serve: no module named 'no_such_module_for_mcpkit'\n"
+    )
+    assert recorded.runs == []
+
+
+def test_a_module_whose_own_import_fails_is_not_mistaken_for_a_missing_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "cli_broken_module.py").write_text("import no_such_dependency_for_mcpkit\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ModuleNotFoundError, match="no_such_dependency_for_mcpkit"):
+        main(["serve", "cli_broken_module"])
+
+
+def test_a_package_module_path_is_imported(
+    tmp_path: Path, recorded: Recorded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "cli_target_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    endpoints_file(package, "app", "registry = Main")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["serve", "cli_target_pkg.app:registry"]) == 0
+    assert served(recorded.runs[0]) == ["/mcp"]
+
+
+# --- address overrides and stdio ----------------------------------------------------------------
+
+
+def test_host_and_port_override_the_servers_address(
+    tmp_path: Path, recorded: Recorded, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = endpoints_file(tmp_path, "overrides", "server = Server(Main, port=8123)")
+    assert main(["serve", str(path), "--host", "::1", "--port", "9000"]) == 0
+    assert main(["serve", str(path), "--port", "0"]) == 0
+    assert main(["serve", str(path), "--host", "localhost"]) == 0
+    addresses = [(server.host, server.port) for server in recorded.runs]
+    assert addresses == [("::1", 9000), ("127.0.0.1", 0), ("localhost", 8123)]
+    assert all(served(server) == ["/mcp"] for server in recorded.runs)
+    loaded = sys.modules["mcpkit_target_overrides"].server  # the last load's server
+    assert recorded.runs[-1] is not loaded and recorded.runs[-1].registry is loaded.registry
+    assert capsys.readouterr().err == (
+        "mcpkit: serving on http://[::1]:9000\n"
+        "mcpkit: serving on http://127.0.0.1:0\n"
+        "mcpkit: serving on http://localhost:8123\n"
+    )
+
+
+def test_a_non_loopback_host_override_without_allowed_hosts_exits_2(
+    tmp_path: Path, recorded: Recorded, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = endpoints_file(tmp_path, "exposed")
+    assert main(["serve", f"{path}:Main", "--host", "0.0.0.0"]) == 2
+    assert capsys.readouterr().err == (
+        "mcpkit: Server: binding a non-loopback host requires allowed_hosts (the Host names "
+        "clients use), so that DNS rebinding cannot reach the server\n"
+    )
+    assert recorded.runs == []
+
+
+@pytest.mark.parametrize("port", ["-1", "65536"])
+def test_an_out_of_range_port_exits_2(
+    tmp_path: Path, recorded: Recorded, capsys: pytest.CaptureFixture[str], port: str
+) -> None:
+    path = endpoints_file(tmp_path, f"port{port.lstrip('-')}")
+    assert main(["serve", f"{path}:Main", "--port", port]) == 2
+    assert capsys.readouterr().err == "mcpkit: Server: port must be an int from 0 to 65535\n"
+
+
+def test_stdio_serves_standard_streams_and_ignores_the_address(
+    tmp_path: Path, recorded: Recorded, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = endpoints_file(tmp_path, "stdio", "server = Server(both)")
+    assert main(["serve", str(path), "--stdio", "--path", "/other"]) == 0
+    assert main(["serve", f"{path}:Main", "--stdio", "--port", "1"]) == 0
+    (first, first_path), (second, second_path) = recorded.stdio
+    assert served(first) == ["/mcp", "/other"] and first_path == "/other"
+    assert served(second) == ["/mcp"] and second_path is None and second.port == 8000
+    assert recorded.runs == []
+    assert capsys.readouterr().err == ""  # nothing claims an HTTP address
+
+
+def test_stdio_with_a_path_no_endpoint_has_exits_2(
+    tmp_path: Path, isolated: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The real ``run_stdio``: it refuses the path before touching stdin."""
+    path = endpoints_file(tmp_path, "stdio_refused", "server = Server(both)")
+    assert main(["serve", str(path), "--stdio", "--path", "/nope"]) == 2
+    assert main(["serve", str(path), "--stdio"]) == 2
+    assert capsys.readouterr().err == (
+        "mcpkit: Server.stdio: no endpoint has that path\n"
+        "mcpkit: Server.stdio: name the endpoint path to serve\n"
+    )
+
+
+# --- argument errors ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "complaint"),
+    [
+        ([], "the following arguments are required: command"),
+        (["serve"], "the following arguments are required: target"),
+        (["bogus"], "argument command: invalid choice: 'bogus'"),
+        (["serve", "x.py", "--port", "http"], "argument --port: invalid int value: 'http'"),
+        (["serve", "x.py", "--verbose"], "unrecognized arguments: --verbose"),
+    ],
+)
+def test_argument_errors_exit_2_with_usage(
+    recorded: Recorded, capsys: pytest.CaptureFixture[str], argv: list[str], complaint: str
+) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(argv)
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: mcpkit") and f"error: {complaint}" in err
+    assert recorded.runs == []
+
+
+def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["serve", "--help"])
+    assert caught.value.code == 0
+    out = capsys.readouterr().out
+    assert "FILE_OR_MODULE[:ATTR]" in out and "--stdio" in out and "--path" in out
+
+
+def test_main_reads_sys_argv_by_default(
+    tmp_path: Path, recorded: Recorded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = endpoints_file(tmp_path, "argv", "server = Server(Main, port=8126)")
+    monkeypatch.setattr(sys, "argv", ["mcpkit", "serve", str(path)])
+    assert main() == 0
+    assert [server.port for server in recorded.runs] == [8126]
+
+
+# --- python -m mcpkit ---------------------------------------------------------------------------
+
+
+def test_python_m_mcpkit_runs_main_and_exits_with_its_status(
+    tmp_path: Path, recorded: Recorded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = endpoints_file(tmp_path, "dunder_main", "server = Server(Main, port=8127)")
+    monkeypatch.delitem(sys.modules, "mcpkit.__main__", raising=False)
+    monkeypatch.setattr(sys, "argv", ["mcpkit", "serve", str(path)])
+    with pytest.raises(SystemExit) as caught:
+        runpy.run_module("mcpkit", run_name="__main__", alter_sys=True)
+    assert caught.value.code == 0
+    assert [server.port for server in recorded.runs] == [8127]
+    monkeypatch.setattr(sys, "argv", ["mcpkit", "serve", str(tmp_path / "absent.py")])
+    with pytest.raises(SystemExit) as caught:
+        runpy.run_module("mcpkit", run_name="__main__", alter_sys=True)
+    assert caught.value.code == 2
+
+
+def test_importing_mcpkit_main_does_not_run_it(
+    recorded: Recorded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delitem(sys.modules, "mcpkit.__main__", raising=False)
+    module = importlib.import_module("mcpkit.__main__")
+    assert module.main is main
+    assert recorded.runs == [] and recorded.stdio == []
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def discover(port: int) -> tuple[int, bytes] | None:
+    """POST ``server/discover``; ``None`` while nothing listens."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2.0)
+    body = json.dumps(modern_request("server/discover")).encode()
+    try:
+        connection.request("POST", "/mcp", body, modern_headers("server/discover"))
+        response = connection.getresponse()
+        return response.status, response.read()
+    except OSError:
+        return None
+    finally:
+        connection.close()
+
+
+def test_python_m_mcpkit_serve_serves_http_on_the_given_port(tmp_path: Path) -> None:
+    path = endpoints_file(tmp_path, "http_target", "server = Server(Main)", name="http")
+    port = free_port()
+    command = [sys.executable, "-m", "mcpkit", "serve", str(path), "--port", str(port)]
+    log = tmp_path / "stderr.log"
+    with log.open("w+b") as stderr:
+        process = subprocess.Popen(
+            command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=stderr, stderr=subprocess.STDOUT
+        )
+        try:
+            deadline = time.monotonic() + READY_SECONDS
+            answer = discover(port)
+            while answer is None:
+                assert process.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.05)
+                answer = discover(port)
+        finally:
+            process.terminate()
+            try:
+                process.wait(STOP_SECONDS)
+            except subprocess.TimeoutExpired:  # pragma: no cover - only if it hangs
+                process.kill()
+                process.wait(STOP_SECONDS)
+    status, raw = answer
+    assert status == 200
+    message: Any = json.loads(raw)
+    assert message["id"] == 1
+    assert message["result"]["supportedVersions"] == [MODERN, "2025-11-25"]
+    assert message["result"]["_meta"] == {
+        "io.modelcontextprotocol/serverInfo": {"name": "http", "version": "1.0.0"}
+    }
+    assert_valid(MODERN, "server/discover", [from_python(message)])
+    output = log.read_text()
+    assert f"mcpkit: serving on http://127.0.0.1:{port}\n" in output

@@ -1,0 +1,536 @@
+"""Interop with the official Python SDK client (``mcp`` 2.3.0) against ``mcpkit serve
+examples/everything.py``: over Streamable HTTP at every revision the client speaks, and over
+stdio.
+
+The client speaks all three revisions mcpkit serves: 2026-07-28 through ``server/discover``
+(the stateless per-request envelope), 2025-11-25 through its own ``initialize`` (its newest
+handshake revision), and 2025-06-18 through an ``initialize`` request pinned to that revision
+and adopted into the session with the client's public ``send_request`` / ``adopt`` API (the
+client offers no other way to ask for an older handshake revision).
+
+Every HTTP response body the client receives is recorded by an httpx2 transport handed to the
+client, and each JSON-RPC message in it (the JSON body, or every SSE ``data:`` event) is
+checked against the official (closed) schema of the negotiated revision: the JSON-RPC envelope,
+then the result definition of the method it answers or the notification's own definition
+(DESIGN.md §9).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import httpx2
+import mcp.types as types
+import pytest
+from mcp.client import Client, ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp.types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
+
+from ..spec_schemas import closed_document, definitions, schema_errors
+
+ROOT: Final = Path(__file__).resolve().parents[2]
+EVERYTHING: Final = ROOT / "examples" / "everything.py"
+
+JUNE: Final = "2025-06-18"
+NOVEMBER: Final = "2025-11-25"
+MODERN: Final = "2026-07-28"
+REVISIONS: Final = (JUNE, NOVEMBER, MODERN)
+TIMEOUT_SECONDS: Final = 60.0
+INVALID_PARAMS: Final = -32602
+RESOURCE_NOT_FOUND: Final = -32002  # 2025 revisions; 2026-07-28 answers INVALID_PARAMS
+
+CLIENT_INFO: Final = types.Implementation(name="mcpkit-interop", version="1.0.0")
+PNG_SIGNATURE: Final = b"\x89PNG\r\n\x1a\n"
+SIMPLE_TEXT: Final = "This is a simple text response for testing."
+STATIC_TEXT: Final = "This is the content of the static text resource."
+ALL_REVISION_TOOLS: Final = frozenset(
+    {
+        "test_simple_text",
+        "test_image_content",
+        "test_audio_content",
+        "test_embedded_resource",
+        "test_multiple_content_types",
+        "test_tool_with_logging",
+        "test_tool_with_progress",
+        "test_error_handling",
+        "json_schema_2020_12_tool",
+    }
+)
+MODERN_ONLY_TOOLS: Final = frozenset({"test_x_mcp_header", "test_missing_capability"})
+PROMPTS: Final = frozenset(
+    {
+        "test_simple_prompt",
+        "test_prompt_with_arguments",
+        "test_prompt_with_embedded_resource",
+        "test_prompt_with_image",
+    }
+)
+
+# The result definition of each method's answer, and the definition of each notification.
+RESULTS: Final = {
+    "initialize": "InitializeResult",
+    "server/discover": "DiscoverResult",
+    "ping": "EmptyResult",
+    "tools/list": "ListToolsResult",
+    "tools/call": "CallToolResult",
+    "prompts/list": "ListPromptsResult",
+    "prompts/get": "GetPromptResult",
+    "resources/list": "ListResourcesResult",
+    "resources/templates/list": "ListResourceTemplatesResult",
+    "resources/read": "ReadResourceResult",
+    "completion/complete": "CompleteResult",
+}
+NOTIFICATIONS: Final = {
+    "notifications/progress": "ProgressNotification",
+    "notifications/message": "LoggingMessageNotification",
+}
+
+
+def envelopes(revision: str) -> tuple[str, str]:
+    """The definitions of a result response and of an error response at ``revision``."""
+    if revision == JUNE:
+        return "JSONRPCResponse", "JSONRPCError"
+    return "JSONRPCResultResponse", "JSONRPCErrorResponse"
+
+
+def without_envelope(revision: str, definition: str, message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` as ``definition`` describes it: 2025-06-18 defines a notification's method
+    and params without the JSON-RPC envelope, the later revisions include ``jsonrpc``."""
+    if "jsonrpc" in definitions(closed_document(revision))[definition]["properties"]:
+        return message
+    return {key: value for key, value in message.items() if key != "jsonrpc"}
+
+
+# --- recording what the client receives -------------------------------------------------------
+
+
+@dataclass
+class Exchange:
+    """One HTTP request of the client and the response body it read, byte for byte."""
+
+    method: str
+    request: bytes
+    status: int
+    content_type: str
+    body: bytearray = field(default_factory=bytearray)
+
+
+class _Tee(httpx2.AsyncByteStream):
+    """A response stream that copies every chunk the client reads into ``sink``."""
+
+    def __init__(self, inner: httpx2.AsyncByteStream, sink: bytearray) -> None:
+        self._inner = inner
+        self._sink = sink
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._inner:
+            self._sink += chunk
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class RecordingTransport(httpx2.AsyncBaseTransport):
+    """The default httpx2 transport, recording each exchange in ``exchanges``."""
+
+    def __init__(self) -> None:
+        self._inner = httpx2.AsyncHTTPTransport()
+        self.exchanges: list[Exchange] = []
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        sent = await request.aread()
+        response = await self._inner.handle_async_request(request)
+        content_type = response.headers.get("content-type", "")
+        exchange = Exchange(request.method, sent, response.status_code, content_type)
+        self.exchanges.append(exchange)
+        assert isinstance(response.stream, httpx2.AsyncByteStream)
+        response.stream = _Tee(response.stream, exchange.body)
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def sse_data(body: bytes) -> list[bytes]:
+    """The data of every SSE event in ``body`` that carries any (priming events carry none)."""
+    events: list[bytes] = []
+    for block in body.replace(b"\r\n", b"\n").split(b"\n\n"):
+        lines = [line[5:] for line in block.split(b"\n") if line.startswith(b"data:")]
+        data = b"\n".join(line[1:] if line.startswith(b" ") else line for line in lines)
+        if data:
+            events.append(data)
+    return events
+
+
+@dataclass
+class Wire:
+    """What the client received at one negotiated revision."""
+
+    revision: str
+    exchanges: list[Exchange]
+
+    def messages(self) -> Iterator[tuple[str | None, Any]]:
+        """Each server message with the method of the request whose HTTP response carried it
+        (``None`` for a GET stream or a body that is not a JSON-RPC request)."""
+        for exchange in self.exchanges:
+            if not exchange.body:
+                continue
+            method = None
+            if exchange.request:
+                sent = json.loads(exchange.request)
+                if isinstance(sent, dict) and "id" in sent:
+                    method = sent.get("method")
+            media = exchange.content_type.split(";")[0].strip().lower()
+            if media == "text/event-stream":
+                for data in sse_data(bytes(exchange.body)):
+                    yield method, json.loads(data)
+            else:
+                assert media == "application/json", (exchange.status, exchange.content_type)
+                yield method, json.loads(exchange.body)
+
+    def problems(self) -> list[str]:
+        """Every way a received message fails the official schema of ``revision``."""
+        result_envelope, error_envelope = envelopes(self.revision)
+        found: list[str] = []
+
+        def check(definition: str, instance: Any) -> None:
+            found.extend(
+                f"{definition}: {error}"
+                for error in schema_errors(self.revision, definition, instance)
+            )
+
+        for method, message in self.messages():
+            if not isinstance(message, dict):
+                found.append(f"not a JSON-RPC message object: {message!r}")
+            elif "result" in message:
+                check(result_envelope, message)
+                if method in RESULTS:
+                    check(RESULTS[method], message["result"])
+                else:
+                    found.append(f"a result for an unexpected method {method!r}")
+            elif "error" in message:
+                check(error_envelope, message)
+            elif "id" in message:
+                found.append(f"an unexpected server-to-client request {message.get('method')!r}")
+            else:
+                check("JSONRPCNotification", message)
+                notification = NOTIFICATIONS.get(message.get("method", ""))
+                if notification is None:
+                    found.append(f"an unexpected notification {message.get('method')!r}")
+                else:
+                    check(notification, without_envelope(self.revision, notification, message))
+        return found
+
+    def answered(self) -> list[str]:
+        """The methods of the requests that received a result, in order."""
+        return [m for m, message in self.messages() if m is not None and "result" in message]
+
+    def notifications(self, method: str) -> list[dict[str, Any]]:
+        return [
+            message
+            for _, message in self.messages()
+            if "id" not in message and message.get("method") == method
+        ]
+
+
+# --- driving the official client -------------------------------------------------------------
+
+Scenario = Callable[[ClientSession], Awaitable[None]]
+
+
+async def handshake(session: ClientSession, revision: str) -> None:
+    """Negotiate ``revision`` the way the client does it."""
+    if revision == LATEST_MODERN_VERSION:
+        await session.discover()
+    elif revision == LATEST_HANDSHAKE_VERSION:
+        await session.initialize()
+    else:
+        request = types.InitializeRequest(
+            params=types.InitializeRequestParams(
+                protocol_version=revision,
+                capabilities=types.ClientCapabilities(),
+                client_info=CLIENT_INFO,
+            )
+        )
+        session.adopt(await session.send_request(request, types.InitializeResult))
+        await session.send_notification(types.InitializedNotification())
+    assert session.protocol_version == revision
+
+
+def drive(url: str, revision: str, scenario: Scenario) -> Wire:
+    """Run ``scenario`` in a client session at ``revision``; what the client received."""
+    recorder = RecordingTransport()
+
+    async def main() -> None:
+        async with (
+            httpx2.AsyncClient(transport=recorder, timeout=httpx2.Timeout(30.0)) as http,
+            streamable_http_client(url, http_client=http) as (read, write),
+            ClientSession(read, write, client_info=CLIENT_INFO) as session,
+        ):
+            await handshake(session, revision)
+            await scenario(session)
+
+    asyncio.run(asyncio.wait_for(main(), TIMEOUT_SECONDS))
+    return Wire(revision, recorder.exchanges)
+
+
+def text_of(block: object) -> str:
+    assert isinstance(block, types.TextContent), block
+    return block.text
+
+
+# --- the schema check itself -----------------------------------------------------------------
+
+
+def answer(content_type: str, body: bytes) -> Exchange:
+    """An exchange answering a ``tools/call`` request with ``body``."""
+    call = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t"}}'
+    return Exchange("POST", call, 200, content_type, bytearray(body))
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_schema_check_reports_what_the_schema_refuses(revision: str) -> None:
+    """The recorder's check is not vacuous: a wrong result, a wrong notification inside an SSE
+    body and an unexpected server request are all reported; their valid forms are not."""
+    tail = b',"resultType":"complete"' if revision == MODERN else b""
+    result = b'{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"ok"}]%s}}'
+    progress = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{%s"progress":1}}'
+    event = b"id: 1\r\ndata:\r\n\r\nevent: message\r\ndata: %s\r\n\r\ndata: %s\r\n\r\n"
+
+    valid = answer("application/json", result % tail)
+    assert Wire(revision, [valid]).problems() == []
+    assert Wire(revision, [valid]).answered() == ["tools/call"]
+    streamed = answer(
+        "text/event-stream", event % (progress % b'"progressToken":1,', result % tail)
+    )
+    assert Wire(revision, [streamed]).problems() == []
+    assert len(Wire(revision, [streamed]).notifications("notifications/progress")) == 1
+
+    wrong = answer(
+        "application/json", b'{"jsonrpc":"2.0","id":7,"result":{"content":"ok"%s}}' % tail
+    )
+    assert any(p.startswith("CallToolResult:") for p in Wire(revision, [wrong]).problems())
+    tokenless = answer("text/event-stream", event % (progress % b"", result % tail))
+    [refused] = Wire(revision, [tokenless]).problems()
+    assert refused.startswith("ProgressNotification:")
+    assert "progressToken" in refused
+    asking = answer(
+        "text/event-stream", b'data: {"jsonrpc":"2.0","id":1,"method":"roots/list"}\n\n'
+    )
+    assert Wire(revision, [asking]).problems() == [
+        "an unexpected server-to-client request 'roots/list'"
+    ]
+
+
+# --- Streamable HTTP, per revision -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_handshake_results_are_valid(server_url: str, revision: str) -> None:
+    async def nothing(session: ClientSession) -> None:
+        info = session.server_info
+        assert info is not None
+        assert info.name == "mcpkit-everything"
+        capabilities = session.server_capabilities
+        assert capabilities is not None
+        assert capabilities.tools is not None
+        assert capabilities.prompts is not None
+        assert capabilities.resources is not None
+
+    wire = drive(server_url, revision, nothing)
+    assert wire.problems() == []
+    assert wire.answered() == ["server/discover" if revision == MODERN else "initialize"]
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_tools(server_url: str, revision: str) -> None:
+    reported: list[tuple[float, float | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reported.append((progress, total))
+
+    async def scenario(session: ClientSession) -> None:
+        listed = await session.list_tools()
+        names = {tool.name for tool in listed.tools}
+        assert names >= ALL_REVISION_TOOLS
+        if revision == MODERN:
+            assert names >= MODERN_ONLY_TOOLS
+        else:
+            assert names.isdisjoint(MODERN_ONLY_TOOLS)
+        assert all(tool.input_schema.get("type") == "object" for tool in listed.tools)
+
+        simple = await session.call_tool("test_simple_text", {})
+        assert simple.is_error is False
+        assert [text_of(block) for block in simple.content] == [SIMPLE_TEXT]
+
+        image = await session.call_tool("test_image_content", {})
+        assert image.is_error is False
+        [block] = image.content
+        assert isinstance(block, types.ImageContent)
+        assert block.mime_type == "image/png"
+        assert base64.b64decode(block.data, validate=True).startswith(PNG_SIGNATURE)
+
+        failed = await session.call_tool("test_error_handling", {})
+        assert failed.is_error is True
+        [message] = failed.content
+        assert text_of(message)
+
+        done = await session.call_tool("test_tool_with_progress", {}, progress_callback=on_progress)
+        assert done.is_error is False
+        assert [text_of(block) for block in done.content] == ["Progress test completed"]
+
+    wire = drive(server_url, revision, scenario)
+    assert reported == [(0, 100), (50, 100), (100, 100)]
+    assert wire.problems() == []
+    assert wire.answered()[1:] == ["tools/list", *["tools/call"] * 4]
+    notified = wire.notifications("notifications/progress")
+    assert [n["params"]["progress"] for n in notified] == [0, 50, 100]
+    assert len({json.dumps(n["params"]["progressToken"]) for n in notified}) == 1
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_prompts(server_url: str, revision: str) -> None:
+    async def scenario(session: ClientSession) -> None:
+        listed = await session.list_prompts()
+        assert {prompt.name for prompt in listed.prompts} >= PROMPTS
+        [with_arguments] = [p for p in listed.prompts if p.name == "test_prompt_with_arguments"]
+        arguments = with_arguments.arguments or []
+        assert [(a.name, a.required) for a in arguments] == [("arg1", True), ("arg2", True)]
+
+        got = await session.get_prompt(
+            "test_prompt_with_arguments", {"arg1": "first-value", "arg2": "second-value"}
+        )
+        texts = [text_of(message.content) for message in got.messages]
+        assert all(message.role == "user" for message in got.messages)
+        assert any("first-value" in text for text in texts)
+        assert any("second-value" in text for text in texts)
+
+    wire = drive(server_url, revision, scenario)
+    assert wire.problems() == []
+    assert wire.answered()[1:] == ["prompts/list", "prompts/get"]
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_resources(server_url: str, revision: str) -> None:
+    async def scenario(session: ClientSession) -> None:
+        listed = await session.list_resources()
+        uris = {resource.uri for resource in listed.resources}
+        assert {"test://static-text", "test://static-binary"} <= uris
+        templates = await session.list_resource_templates()
+        assert "test://template/{id}/data" in {t.uri_template for t in templates.resource_templates}
+
+        text = await session.read_resource("test://static-text")
+        [contents] = text.contents
+        assert isinstance(contents, types.TextResourceContents)
+        assert (contents.uri, contents.mime_type, contents.text) == (
+            "test://static-text", "text/plain", STATIC_TEXT,
+        )  # fmt: skip
+
+        binary = await session.read_resource("test://static-binary")
+        [blob] = binary.contents
+        assert isinstance(blob, types.BlobResourceContents)
+        assert (blob.uri, blob.mime_type) == ("test://static-binary", "image/png")
+        assert base64.b64decode(blob.blob, validate=True).startswith(PNG_SIGNATURE)
+
+        templated = await session.read_resource("test://template/42/data")
+        [data] = templated.contents
+        assert isinstance(data, types.TextResourceContents)
+        assert (data.uri, data.mime_type) == ("test://template/42/data", "application/json")
+        assert json.loads(data.text) == {
+            "id": "42",
+            "templateTest": True,
+            "data": "Data for ID: 42",
+        }
+
+        with pytest.raises(MCPError) as missing:
+            await session.read_resource("test://no-such-resource")
+        assert missing.value.code == (INVALID_PARAMS if revision == MODERN else RESOURCE_NOT_FOUND)
+
+    wire = drive(server_url, revision, scenario)
+    assert wire.problems() == []
+    assert wire.answered()[1:] == [
+        "resources/list", "resources/templates/list", *["resources/read"] * 3,
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_completion(server_url: str, revision: str) -> None:
+    async def scenario(session: ClientSession) -> None:
+        reference = types.PromptReference(name="test_prompt_with_arguments")
+        completed = await session.complete(reference, {"name": "arg1", "value": "pa"})
+        values = completed.completion.values
+        assert "paris" in values
+        assert all(value.startswith("pa") for value in values)
+        everything = await session.complete(reference, {"name": "arg1", "value": ""})
+        assert set(values) < set(everything.completion.values)
+
+    wire = drive(server_url, revision, scenario)
+    assert wire.problems() == []
+    assert wire.answered()[1:] == ["completion/complete"] * 2
+
+
+@pytest.mark.parametrize(("mode", "revision"), [("auto", MODERN), ("legacy", NOVEMBER)])
+def test_high_level_client_negotiates(server_url: str, mode: str, revision: str) -> None:
+    """``mcp.Client``: ``auto`` probes ``server/discover`` and settles on 2026-07-28; ``legacy``
+    runs the handshake at the client's newest 2025 revision."""
+    recorder = RecordingTransport()
+
+    async def main() -> None:
+        async with (
+            httpx2.AsyncClient(transport=recorder, timeout=httpx2.Timeout(30.0)) as http,
+            Client(streamable_http_client(server_url, http_client=http), mode=mode) as client,
+        ):
+            assert client.protocol_version == revision
+            result = await client.call_tool("test_simple_text", {})
+            assert [text_of(block) for block in result.content] == [SIMPLE_TEXT]
+
+    asyncio.run(asyncio.wait_for(main(), TIMEOUT_SECONDS))
+    wire = Wire(revision, recorder.exchanges)
+    assert wire.problems() == []
+    assert "tools/call" in wire.answered()
+
+
+# --- stdio -----------------------------------------------------------------------------------
+
+
+def test_stdio_initialize_list_and_call() -> None:
+    """The client's ``stdio_client`` launches ``mcpkit serve examples/everything.py --stdio``."""
+    parameters = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mcpkit", "serve", str(EVERYTHING), "--stdio"],
+        cwd=ROOT,
+    )
+
+    async def main(errlog: Any) -> None:
+        async with (
+            stdio_client(parameters, errlog=errlog) as (read, write),
+            ClientSession(read, write, client_info=CLIENT_INFO) as session,
+        ):
+            initialized = await session.initialize()
+            assert initialized.protocol_version == LATEST_HANDSHAKE_VERSION
+            assert initialized.server_info.name == "mcpkit-everything"
+            listed = await session.list_tools()
+            names = {tool.name for tool in listed.tools}
+            assert names >= ALL_REVISION_TOOLS
+            assert names.isdisjoint(MODERN_ONLY_TOOLS)
+            result = await session.call_tool("test_simple_text", {})
+            assert result.is_error is False
+            assert [text_of(block) for block in result.content] == [SIMPLE_TEXT]
+
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
+        try:
+            asyncio.run(asyncio.wait_for(main(errlog), TIMEOUT_SECONDS))
+        except Exception as error:
+            errlog.seek(0)
+            pytest.fail(f"{error!r}\nserver stderr:\n{errlog.read()}")

@@ -1,0 +1,397 @@
+"""The pipeline's less travelled paths: results of every kind from prompts and resources, the
+interceptor's own values, contract failures, notification budgets and unexpected failures.
+
+Every JSON-RPC message received is checked against the official schema of its revision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from typing import Any, cast
+
+import pytest
+
+import mcpkit
+from mcpkit import (
+    Cancelled,
+    CompleteResult,
+    InputRequiredResult,
+    PromptMessage,
+    PromptOutput,
+    RequestContext,
+    RequestLogger,
+    ResourceNotFound,
+    ResourceOutput,
+    Revision,
+    Role,
+    TextContent,
+    TextResourceContents,
+)
+from mcpkit.server import HttpRequest
+from mcpkit.server._invoke import Proceeded
+from mcpkit.server._stream import Responder
+from mcpkit.testing import TestClient, legacy_request, modern_headers, modern_request
+
+from ..wire import assert_valid
+
+MODERN = Revision.V2026_07_28
+JUNE = Revision.V2025_06_18
+PATH = "/edges"
+INPUT = {"ask": {"method": "roots/list"}}
+
+
+@mcpkit.endpoint(path=PATH, name="edges", version="1.0.0", revisions=set(Revision))
+class Edges:
+    @mcpkit.tool(name="cancelled_by_itself")
+    def cancelled_by_itself(self) -> CompleteResult:
+        raise Cancelled()  # not the server's cancellation: a contract failure
+
+    @mcpkit.tool(name="asks")
+    def asks(self) -> CompleteResult | InputRequiredResult:
+        return InputRequiredResult(input_requests=INPUT)
+
+    @mcpkit.tool(name="text")
+    def text(self) -> CompleteResult:
+        return CompleteResult.from_tool_text("plain")
+
+    @mcpkit.tool(name="chatty")
+    async def chatty(self, logger: RequestLogger | None) -> CompleteResult:
+        assert logger is not None
+        for number in range(50):
+            logger.info(f"message {number:03d} " + "x" * 200)
+        return CompleteResult.from_tool_text("done")
+
+    @mcpkit.prompt(name="complete_prompt")
+    def complete_prompt(self) -> CompleteResult:
+        message = PromptMessage(role=Role.USER, content=TextContent(text="hi"))
+        return CompleteResult.with_prompt_output(PromptOutput(messages=(message,)))
+
+    @mcpkit.prompt(name="asking_prompt")
+    async def asking_prompt(self) -> InputRequiredResult:
+        return InputRequiredResult(input_requests=INPUT)
+
+    @mcpkit.prompt(name="failing_prompt")
+    async def failing_prompt(self) -> PromptOutput:
+        raise ValueError("secret")
+
+    @mcpkit.prompt(name="junk_prompt")
+    def junk_prompt(self) -> PromptOutput:
+        return "not a prompt output"  # type: ignore[return-value]
+
+    @mcpkit.resource(uri="test://complete", name="complete")
+    def complete_resource(self) -> CompleteResult:
+        contents = TextResourceContents(uri="test://complete", text="c")
+        return CompleteResult.with_resource_output(ResourceOutput(contents=(contents,)))
+
+    @mcpkit.resource(uri="test://asking", name="asking")
+    def asking_resource(self) -> InputRequiredResult:
+        return InputRequiredResult(input_requests=INPUT)
+
+    @mcpkit.resource(uri="test://elsewhere", name="elsewhere")
+    def elsewhere(self) -> ResourceOutput:
+        raise ResourceNotFound("test://other")
+
+
+def post(client: TestClient, revision: Revision, method: str, params: dict[str, Any]) -> Any:
+    if revision is MODERN:
+        name = params.get("name", params.get("uri"))
+        response = client.post(
+            PATH, modern_request(method, params), headers=modern_headers(method, name)
+        )
+    else:
+        response = client.post(
+            PATH, legacy_request(method, params), headers={"MCP-Protocol-Version": revision.wire}
+        )
+    assert_valid(revision.wire, method, response.messages)
+    return response
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[TestClient]:
+    with TestClient(mcpkit.Server(Edges)) as client:
+        yield client
+
+
+def test_a_handler_raising_cancelled_itself_is_the_fixed_internal_error(
+    client: TestClient,
+) -> None:
+    response = post(client, MODERN, "tools/call", {"name": "cancelled_by_itself"})
+    assert (response.status, response.json["error"]) == (
+        500,
+        {"code": -32603, "message": "Internal error"},
+    )
+
+
+def test_an_input_required_result_on_a_2025_revision_is_a_contract_failure(
+    client: TestClient,
+) -> None:
+    """RV-06: there is no input-required result on the 2025 revisions."""
+    response = post(client, JUNE, "tools/call", {"name": "asks"})
+    assert (response.status, response.json["error"]["code"]) == (200, -32603)
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("tools/call", {"name": "asks"}),
+        ("prompts/get", {"name": "asking_prompt"}),
+        ("resources/read", {"uri": "test://asking"}),
+    ],
+)
+def test_input_required_results_from_every_operation(
+    client: TestClient, method: str, params: dict[str, Any]
+) -> None:
+    response = post(client, MODERN, method, params)
+    result = response.json["result"]
+    assert result["resultType"] == "input_required"
+    assert result["inputRequests"] == INPUT
+    assert "ttlMs" not in result  # never cached
+
+
+def test_complete_results_from_prompts_and_resources(client: TestClient) -> None:
+    prompt = post(client, MODERN, "prompts/get", {"name": "complete_prompt"}).json["result"]
+    assert prompt["messages"] == [{"role": "user", "content": {"type": "text", "text": "hi"}}]
+    read = post(client, MODERN, "resources/read", {"uri": "test://complete"}).json["result"]
+    assert read["contents"] == [{"uri": "test://complete", "text": "c"}]
+
+
+def test_an_async_prompt_that_raises_is_the_fixed_internal_error(client: TestClient) -> None:
+    response = post(client, JUNE, "prompts/get", {"name": "failing_prompt"})
+    assert response.json["error"] == {"code": -32603, "message": "Internal error"}
+    assert b"secret" not in response.body
+
+
+def test_a_prompt_returning_something_else_is_a_contract_failure(client: TestClient) -> None:
+    response = post(client, MODERN, "prompts/get", {"name": "junk_prompt"})
+    assert (response.status, response.json["error"]["code"]) == (500, -32603)
+
+
+def test_nothing_is_queued_once_the_response_has_ended() -> None:
+    async def scenario() -> list[tuple[str, object]]:
+        exchange = Recorder()
+        responder = Responder(exchange)
+        await responder.finish(200, b"{}")
+        responder.notify(b"late")
+        await asyncio.sleep(0)
+        return exchange.events
+
+    assert asyncio.run(scenario()) == [("start", 200), ("write", b"{}")]
+
+
+def test_a_handler_naming_another_missing_uri_keeps_it(client: TestClient) -> None:
+    response = post(client, JUNE, "resources/read", {"uri": "test://elsewhere"})
+    assert response.json["error"]["data"] == {"uri": "test://other"}
+
+
+def test_a_duplicated_content_type_is_refused_before_the_body_is_read(
+    client: TestClient,
+) -> None:
+    headers = [
+        ("content-type", "application/json"),
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("host", "127.0.0.1:8000"),
+    ]
+    response = client.post(PATH, legacy_request("ping"), headers=headers, default_headers=False)
+    assert response.status == 400
+    assert response.json == {
+        "jsonrpc": "2.0",
+        "error": {"code": -32600, "message": "Invalid Request"},
+    }
+
+
+def test_a_legacy_notification_with_an_unsupported_version_is_an_empty_400(
+    client: TestClient,
+) -> None:
+    body = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    response = client.post(PATH, body, headers={"MCP-Protocol-Version": "banana"})
+    assert (response.status, response.body) == (400, b"")
+
+
+def test_an_unexpected_failure_is_the_fixed_internal_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server = mcpkit.Server(Edges)
+
+    async def broken(call: object) -> bytes:
+        raise RuntimeError("secret")
+
+    monkeypatch.setattr(server.engine.operations, "dispatch", broken)
+    with TestClient(server) as client:
+        response = post(client, MODERN, "tools/call", {"name": "text"})
+    assert (response.status, response.json["error"]["code"]) == (500, -32603)
+    assert b"secret" not in response.body
+
+
+def interceptor_server(
+    interceptor: Callable[[RequestContext, Callable[[], Awaitable[object]]], object],
+) -> mcpkit.Server:
+    return mcpkit.Server(Edges, interceptor=interceptor)  # type: ignore[arg-type]
+
+
+def test_a_plain_def_interceptor_may_answer_without_proceeding() -> None:
+    def answer(ctx: RequestContext, proceed: Callable[[], Awaitable[object]]) -> object:
+        return CompleteResult.from_tool_text("intercepted")
+
+    with TestClient(interceptor_server(answer)) as client:
+        response = post(client, MODERN, "tools/call", {"name": "text"})
+    assert response.json["result"]["content"] == [{"type": "text", "text": "intercepted"}]
+
+
+def test_an_interceptor_returning_a_non_tool_result_is_a_contract_failure() -> None:
+    async def wrong(ctx: RequestContext, proceed: Callable[[], Awaitable[object]]) -> object:
+        message = PromptMessage(role=Role.USER, content=TextContent(text="x"))
+        return CompleteResult.with_prompt_output(PromptOutput(messages=(message,)))
+
+    with TestClient(interceptor_server(wrong)) as client:
+        response = post(client, MODERN, "tools/call", {"name": "text"})
+    assert response.json["error"]["code"] == -32603
+
+
+def test_proceeded_hides_the_response_it_carries() -> None:
+    assert repr(Proceeded(b'{"secret":1}')) == "Proceeded()"
+
+
+def test_http_request_repr_names_no_header_or_body() -> None:
+    request = HttpRequest(method="POST", raw_path="/x", headers=(("x", "secret"),), body=b"123")
+    assert repr(request) == "HttpRequest(POST 3 bytes)"
+
+
+# --- the notification budget -----------------------------------------------------------------
+
+
+class Recorder:
+    """An ``HttpExchange`` that records what it is told and can hold writes back."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, object]] = []
+        self.release = asyncio.Event()
+        self.release.set()
+
+    async def start(self, status: int, headers: object) -> None:
+        self.events.append(("start", status))
+
+    async def write(self, chunk: bytes, *, more: bool) -> None:
+        await self.release.wait()
+        self.events.append(("write", chunk))
+
+
+def test_an_async_handler_over_the_budget_has_the_notification_dropped() -> None:
+    async def scenario() -> list[tuple[str, object]]:
+        exchange = Recorder()
+        responder = Responder(exchange, budget=10)
+
+        async def work() -> bytes:
+            responder.notify(b"12345678")
+            responder.notify(b"overflow!")  # 8 + 9 > 10, on the loop: dropped
+            return b"done"
+
+        assert await responder.run(work()) == b"done"
+        await responder.finish(200, b"{}")
+        return exchange.events
+
+    events = asyncio.run(scenario())
+    chunks = [value for kind, value in events if kind == "write"]
+    assert chunks == [b"event: message\ndata: 12345678\n\n", b"event: message\ndata: {}\n\n"]
+
+
+def test_a_thread_over_the_budget_waits_for_room_and_loses_nothing() -> None:
+    async def scenario() -> list[tuple[str, object]]:
+        exchange = Recorder()
+        exchange.release.clear()  # the client reads nothing until released
+        responder = Responder(exchange, budget=10)
+        sent = threading.Event()
+
+        def report() -> None:
+            for chunk in (b"aaaaaaaa", b"bbbbbbbb", b"cccccccc"):
+                responder.notify(chunk)
+            sent.set()
+
+        async def work() -> bytes:
+            thread = threading.Thread(target=report)
+            thread.start()
+            await asyncio.sleep(0.1)
+            assert not sent.is_set()  # blocked: backpressure, not loss
+            exchange.release.set()
+            await asyncio.get_running_loop().run_in_executor(None, thread.join)
+            return b"done"
+
+        await responder.run(work())
+        await responder.finish(200, b"{}")
+        return exchange.events
+
+    chunks = [value for kind, value in asyncio.run(scenario()) if kind == "write"]
+    assert chunks[:3] == [
+        b"event: message\ndata: aaaaaaaa\n\n",
+        b"event: message\ndata: bbbbbbbb\n\n",
+        b"event: message\ndata: cccccccc\n\n",
+    ]
+
+
+def test_a_thread_waiting_for_room_gives_up_when_the_response_ends() -> None:
+    async def scenario() -> tuple[bool, list[tuple[str, object]]]:
+        exchange = Recorder()
+        responder = Responder(exchange, budget=10)
+        responder.notify(b"12345678")  # queued, never drained: the response ends first
+        done = threading.Event()
+
+        def report() -> None:
+            responder.notify(b"87654321")
+            done.set()
+
+        thread = threading.Thread(target=report)
+        thread.start()
+        await asyncio.sleep(0.1)
+        assert not done.is_set()
+        await responder.finish(200, b"{}")
+        await asyncio.get_running_loop().run_in_executor(None, thread.join)
+        return done.is_set(), exchange.events
+
+    finished, events = asyncio.run(scenario())
+    assert finished
+    assert b"87654321" not in b"".join(value for kind, value in events if kind == "write")  # type: ignore[misc]
+
+
+def test_cancelling_the_request_cancels_the_work() -> None:
+    async def scenario() -> bool:
+        responder = Responder(Recorder())
+        started = asyncio.Event()
+        cancelled = False
+
+        async def work() -> bytes:
+            nonlocal cancelled
+            started.set()
+            try:
+                await asyncio.sleep(10)
+            except asyncio.CancelledError:
+                cancelled = True
+                raise
+            return b""
+
+        task = asyncio.ensure_future(responder.run(work()))
+        await started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(0)
+        return cancelled
+
+    assert asyncio.run(scenario())
+
+
+def test_a_burst_of_logs_from_an_async_tool_all_arrive(client: TestClient) -> None:
+    response = post(client, JUNE, "tools/call", {"name": "chatty"})
+    logs = [message for message in response.messages if isinstance(message, Mapping)
+            and message.get("method") == "notifications/message"]  # fmt: skip
+    assert len(logs) == 50
+
+
+def test_a_removed_method_is_not_found_whatever_its_params(client: TestClient) -> None:
+    """server-stateless: ``logging/setLevel`` on 2026-07-28 is -32601 with HTTP 404, even
+    without the ``level`` a 2025 request would need (the params check is the revision's)."""
+    response = client.post(
+        PATH, modern_request("logging/setLevel"), headers=modern_headers("logging/setLevel")
+    )
+    assert (response.status, cast(Any, response.json)["error"]["code"]) == (404, -32601)

@@ -1,0 +1,748 @@
+"""``examples/everything.py``: the conformance fixture (``reference/conformance.md`` §5), checked
+through its registrations the way the server calls them, then end to end through the in-process
+test client on each revision."""
+
+import asyncio
+import importlib.util
+import io
+import itertools
+import json
+import struct
+import sys
+import time
+import wave
+import zlib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Any, cast
+
+import pytest
+
+from mcpkit import (
+    AudioContent,
+    CancellationToken,
+    CompleteResult,
+    EmbeddedResource,
+    Endpoint,
+    ImageContent,
+    InvalidParams,
+    InvocationFeatures,
+    MissingClientCapability,
+    ProgressReporter,
+    PromptOutput,
+    RequestContext,
+    RequestLogger,
+    ResourceOutput,
+    Revision,
+    Role,
+    Server,
+    TextContent,
+    TextResourceContents,
+    ToolArguments,
+    ToolOutput,
+    ToolRegistration,
+)
+from mcpkit.json import JsonObject, from_python
+from mcpkit.model import ToolShape
+from mcpkit.schema import Outcome
+from mcpkit.testing import TestClient, legacy_request, modern_headers, modern_request
+
+PATH = Path(__file__).resolve().parents[1] / "examples" / "everything.py"
+MODERN = Revision.V2026_07_28
+ALL = frozenset(Revision)
+
+
+def _load() -> ModuleType:
+    """Import the example by path (``examples`` is not a package)."""
+    spec = importlib.util.spec_from_file_location("mcpkit_example_everything", PATH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+example = _load()
+ENDPOINT: Endpoint = example.registry.endpoints[0]
+
+TOOLS = {
+    "json_schema_2020_12_tool": ALL,
+    "test_audio_content": ALL,
+    "test_embedded_resource": ALL,
+    "test_error_handling": ALL,
+    "test_image_content": ALL,
+    "test_logging_tool": frozenset({MODERN}),
+    "test_missing_capability": frozenset({MODERN}),
+    "test_multiple_content_types": ALL,
+    "test_simple_text": ALL,
+    "test_streaming_elicitation": frozenset({MODERN}),
+    "test_tool_with_logging": ALL,
+    "test_tool_with_progress": ALL,
+    "test_x_mcp_header": frozenset({MODERN}),
+}
+PROMPTS = (
+    "test_prompt_with_arguments",
+    "test_prompt_with_embedded_resource",
+    "test_prompt_with_image",
+    "test_simple_prompt",
+)
+RESOURCES = ("test://static-binary", "test://static-text", "test://watched-resource")
+
+
+def context(
+    method: str, revision: Revision = MODERN, capabilities: Mapping[str, object] | None = None
+) -> RequestContext:
+    return RequestContext(
+        endpoint=ENDPOINT,
+        revision=revision,
+        method=method,
+        client_capabilities=JsonObject(capabilities or {}),
+    )
+
+
+def features(*extra: object) -> InvocationFeatures:
+    return InvocationFeatures(CancellationToken(), *extra)
+
+
+def invoke(handler: Any, *args: object) -> Any:
+    result = handler(*args)
+    return asyncio.run(result) if asyncio.iscoroutine(result) else result
+
+
+def tool_registration(name: str, revision: Revision = MODERN) -> ToolRegistration:
+    registration = ENDPOINT.find_tool(name, revision)
+    assert registration is not None
+    return registration
+
+
+def call_tool(
+    name: str,
+    arguments: Mapping[str, object] | None = None,
+    *,
+    ctx: RequestContext | None = None,
+    extra: tuple[object, ...] = (),
+) -> Any:
+    """Bind the arguments with the tool's input model and call the handler, as the server
+    does; authored tools get the raw object."""
+    registration = tool_registration(name)
+    raw = JsonObject(dict(arguments or {}))
+    assert registration.input_schema.evaluate(raw) is Outcome.VALID
+    model = registration.input_model
+    converted = raw if model is None else model.bind(raw)
+    return invoke(
+        registration.handler,
+        ctx or context("tools/call"),
+        ToolArguments(converted=converted, raw=raw),
+        features(*extra),
+    )
+
+
+def tool_output(result: object) -> ToolOutput:
+    assert isinstance(result, CompleteResult)
+    assert isinstance(result.payload, ToolOutput)
+    return result.payload
+
+
+def only_text(result: object) -> str:
+    output = tool_output(result)
+    assert not output.is_error
+    (block,) = output.content
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+def read_resource(uri: str) -> Any:
+    match = ENDPOINT.find_resource(uri, MODERN)
+    assert match is not None
+    registration, variables = match
+    if registration.template is None:
+        output = invoke(registration.handler, context("resources/read"), features())
+    else:
+        output = invoke(registration.handler, context("resources/read"), variables, features())
+    assert isinstance(output, ResourceOutput)
+    (contents,) = output.contents
+    assert contents.uri == uri
+    return contents
+
+
+def get_prompt(name: str, arguments: Mapping[str, str] | None = None) -> PromptOutput:
+    registration = ENDPOINT.find_prompt(name, MODERN)
+    assert registration is not None
+    output = invoke(registration.handler, context("prompts/get"), arguments or {}, features())
+    assert isinstance(output, PromptOutput)
+    assert all(message.role is Role.USER for message in output.messages)
+    return output
+
+
+def png_chunks(data: bytes) -> list[tuple[bytes, bytes]]:
+    """Split a PNG into (type, data) chunks, checking the signature and every CRC."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    chunks, offset = [], 8
+    while offset < len(data):
+        (length,) = struct.unpack(">I", data[offset : offset + 4])
+        kind = data[offset + 4 : offset + 8]
+        body = data[offset + 8 : offset + 8 + length]
+        (crc,) = struct.unpack(">I", data[offset + 8 + length : offset + 12 + length])
+        assert crc == zlib.crc32(kind + body)
+        chunks.append((kind, body))
+        offset += 12 + length
+    assert offset == len(data)
+    return chunks
+
+
+def assert_valid_png(data: bytes) -> None:
+    chunks = png_chunks(data)
+    kinds = [kind for kind, _ in chunks]
+    assert kinds[0] == b"IHDR" and kinds[-1] == b"IEND" and b"IDAT" in kinds
+    width, height, depth, colour, _, _, _ = struct.unpack(">IIBBBBB", chunks[0][1])
+    assert (width, height, depth, colour) == (16, 16, 8, 2)
+    pixels = zlib.decompress(b"".join(body for kind, body in chunks if kind == b"IDAT"))
+    assert len(pixels) == height * (1 + 3 * width)
+
+
+def assert_valid_wav(data: bytes) -> None:
+    with wave.open(io.BytesIO(data), "rb") as reader:
+        assert reader.getnchannels() == 1
+        assert reader.getsampwidth() == 2
+        assert reader.getframerate() == 8000
+        assert reader.getnframes() == 800
+        frames = reader.readframes(reader.getnframes())
+    samples = struct.unpack(f"<{len(frames) // 2}h", frames)
+    assert max(samples) > 10_000 and min(samples) < -10_000  # a tone, not silence
+
+
+# --- catalog -----------------------------------------------------------------------------------
+
+
+def test_the_registry_serves_one_endpoint_on_every_revision() -> None:
+    import mcpkit
+
+    assert len(example.registry) == 1
+    assert ENDPOINT.path == "/mcp"
+    assert ENDPOINT.revisions == ALL
+    assert ENDPOINT.implementation.name == "mcpkit-everything"
+    assert ENDPOINT.implementation.version == mcpkit.__version__
+    assert isinstance(example.server, Server)
+    assert example.server.registry is example.registry
+
+
+def test_every_fixture_is_listed_with_its_revisions() -> None:
+    assert {tool.name: tool.revisions for tool in ENDPOINT.tools} == TOOLS
+    assert [tool.name for tool in ENDPOINT.tools] == sorted(TOOLS)  # code-point order
+    assert all(tool.description for tool in ENDPOINT.tools)  # tools-list requires one
+    assert tuple(prompt.name for prompt in ENDPOINT.prompts) == PROMPTS
+    assert all(prompt.revisions == ALL and prompt.description for prompt in ENDPOINT.prompts)
+    assert tuple(r.uri for r in ENDPOINT.resources_for(MODERN)) == RESOURCES
+    assert [r.template.text for r in ENDPOINT.templates_for(MODERN) if r.template] == [
+        "test://template/{id}/data"
+    ]
+    for revision in (Revision.V2025_06_18, Revision.V2025_11_25):
+        listed = {tool.name for tool in ENDPOINT.tools_for(revision)}
+        assert listed == {name for name, revisions in TOOLS.items() if revision in revisions}
+        assert len(ENDPOINT.prompts_for(revision)) == 4
+        assert len(ENDPOINT.resources_for(revision)) == 3
+    for revision in Revision:
+        assert ENDPOINT.capabilities(revision) == {
+            "tools": {}, "prompts": {}, "resources": {}, "completions": {},
+        }  # fmt: skip
+
+
+def test_resources_declare_their_media_types() -> None:
+    declared = {r.uri: r.mime_type for r in ENDPOINT.resources_for(MODERN)}
+    assert declared == {
+        "test://static-binary": "image/png",
+        "test://static-text": "text/plain",
+        "test://watched-resource": "text/plain",
+    }
+    (template,) = ENDPOINT.templates_for(MODERN)
+    assert template.mime_type == "application/json"
+    assert all(r.name for r in ENDPOINT.resources)
+
+
+def test_sync_and_async_handlers_both_appear() -> None:
+    assert tool_registration("test_tool_with_logging").is_async
+    assert tool_registration("test_tool_with_progress").is_async
+    assert not tool_registration("test_simple_text").is_async
+    assert not tool_registration("json_schema_2020_12_tool").is_async
+    (template,) = ENDPOINT.templates_for(MODERN)
+    assert template.is_async
+    assert not any(r.is_async for r in ENDPOINT.resources_for(MODERN))
+
+
+def test_fixture_tools_are_advanced_and_framework_parameters_stay_unpublished() -> None:
+    assert tool_registration("json_schema_2020_12_tool").shape is ToolShape.AUTHORED
+    for name in set(TOOLS) - {"json_schema_2020_12_tool", "test_x_mcp_header"}:
+        registration = tool_registration(name)
+        assert registration.shape is ToolShape.ADVANCED
+        assert registration.output_schema is None
+        # the logger, reporter and context parameters are injected, never arguments
+        assert registration.input_schema.document == {
+            "type": "object", "additionalProperties": False,
+        }  # fmt: skip
+
+
+# --- media -------------------------------------------------------------------------------------
+
+
+def test_the_png_and_the_wav_are_real_files() -> None:
+    assert_valid_png(example.PNG)
+    assert_valid_wav(example.WAV)
+    assert len(example.PNG) < 1024 and len(example.WAV) < 4096
+
+
+# --- tools -------------------------------------------------------------------------------------
+
+
+def test_simple_text() -> None:
+    assert only_text(call_tool("test_simple_text")) == (
+        "This is a simple text response for testing."
+    )
+
+
+def test_image_content() -> None:
+    (block,) = tool_output(call_tool("test_image_content")).content
+    assert isinstance(block, ImageContent)
+    assert block.mime_type == "image/png"
+    assert_valid_png(block.data)
+    wire: Any = block.to_json()
+    assert wire["type"] == "image" and wire["mimeType"] == "image/png" and wire["data"]
+
+
+def test_audio_content() -> None:
+    (block,) = tool_output(call_tool("test_audio_content")).content
+    assert isinstance(block, AudioContent)
+    assert block.mime_type == "audio/wav"
+    assert_valid_wav(block.data)
+
+
+def test_embedded_resource() -> None:
+    (block,) = tool_output(call_tool("test_embedded_resource")).content
+    assert isinstance(block, EmbeddedResource)
+    resource = block.resource
+    assert isinstance(resource, TextResourceContents)
+    assert resource.uri == "test://embedded-resource"
+    assert resource.mime_type == "text/plain"
+    assert resource.text
+
+
+def test_multiple_content_types() -> None:
+    text, image, embedded = tool_output(call_tool("test_multiple_content_types")).content
+    assert isinstance(text, TextContent) and text.text
+    assert isinstance(image, ImageContent) and image.mime_type == "image/png"
+    assert_valid_png(image.data)
+    assert isinstance(embedded, EmbeddedResource)
+    resource = embedded.resource
+    assert isinstance(resource, TextResourceContents)
+    assert resource.uri == "test://mixed-content-resource"
+    assert resource.mime_type == "application/json"
+    assert json.loads(resource.text) == {"test": "data", "value": 123}
+
+
+def test_tool_with_logging_sends_three_spaced_info_messages() -> None:
+    sent: list[tuple[float, JsonObject]] = []
+    logger = RequestLogger("info", lambda params: sent.append((time.monotonic(), params)))
+    assert only_text(call_tool("test_tool_with_logging", extra=(logger,))) == (
+        "Logging test completed"
+    )
+    assert len(sent) >= 3
+    assert all(params["level"] == "info" and params["data"] for _, params in sent)
+    assert [params["data"] for _, params in sent] == list(example.LOG_MESSAGES)
+    gaps = [later - earlier for (earlier, _), (later, _) in itertools.pairwise(sent)]
+    assert all(gap >= 0.04 for gap in gaps)
+
+
+def test_tool_with_logging_without_a_logger_still_answers() -> None:
+    assert only_text(call_tool("test_tool_with_logging")) == "Logging test completed"
+
+
+def test_tool_with_logging_respects_the_minimum_level() -> None:
+    sent: list[JsonObject] = []
+    call_tool("test_tool_with_logging", extra=(RequestLogger("warning", sent.append),))
+    assert sent == []
+
+
+def test_logging_tool_logs_only_when_a_logger_is_given() -> None:
+    sent: list[JsonObject] = []
+    assert only_text(call_tool("test_logging_tool", extra=(RequestLogger("debug", sent.append),)))
+    assert sent == [{"level": "info", "logger": "everything", "data": "test_logging_tool ran"}]
+    assert only_text(call_tool("test_logging_tool")) == "Logging tool completed"
+
+
+def test_tool_with_progress_reports_0_50_100_of_100() -> None:
+    sent: list[JsonObject] = []
+    reporter = ProgressReporter("progress-test-1", sent.append)
+    assert only_text(call_tool("test_tool_with_progress", extra=(reporter,))) == (
+        "Progress test completed"
+    )
+    assert sent == [
+        {"progressToken": "progress-test-1", "progress": 0, "total": 100},
+        {"progressToken": "progress-test-1", "progress": 50, "total": 100},
+        {"progressToken": "progress-test-1", "progress": 100, "total": 100},
+    ]
+
+
+def test_tool_with_progress_without_a_reporter_still_answers() -> None:
+    assert only_text(call_tool("test_tool_with_progress")) == "Progress test completed"
+
+
+def test_error_handling_is_an_is_error_result() -> None:
+    result = call_tool("test_error_handling")
+    output = tool_output(result)
+    assert output.is_error
+    (block,) = output.content
+    assert isinstance(block, TextContent) and block.text == example.ERROR_TEXT
+    assert result.to_json()["isError"] is True
+
+
+def test_x_mcp_header_declares_the_region_header() -> None:
+    registration = tool_registration("test_x_mcp_header")
+    document: Any = registration.input_schema.document
+    assert document["properties"]["region"]["x-mcp-header"] == "Region"
+    assert document["properties"]["region"]["type"] == "string"
+    assert document["required"] == ["region"]
+    assert [h.suffix for h in registration.input_schema.headers] == ["Region"]
+    assert ENDPOINT.find_tool("test_x_mcp_header", Revision.V2025_11_25) is None
+    assert only_text(call_tool("test_x_mcp_header", {"region": "eu-west-1"})) == (
+        "Region: eu-west-1"
+    )
+
+
+def test_missing_capability_requires_sampling() -> None:
+    with pytest.raises(MissingClientCapability) as raised:
+        call_tool("test_missing_capability")
+    assert raised.value.data == {"requiredCapabilities": {"sampling": {}}}
+    assert raised.value.jsonrpc_code == -32021
+    ctx = context("tools/call", capabilities={"sampling": {}})
+    assert only_text(call_tool("test_missing_capability", ctx=ctx))
+    assert ENDPOINT.find_tool("test_missing_capability", Revision.V2025_06_18) is None
+
+
+def test_json_schema_2020_12_tool_publishes_its_schema_verbatim() -> None:
+    registration = tool_registration("json_schema_2020_12_tool")
+    document: Any = registration.input_schema.document
+    assert document == example.JSON_SCHEMA_2020_12
+    assert document["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert document["$defs"]["address"]["$anchor"] == "addressDef"
+    assert document["additionalProperties"] is False
+    assert document["allOf"][0]["anyOf"]
+    assert {"if", "then", "else"} <= set(document)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "outcome"),
+    [
+        ({"contactMethod": "phone", "phone": "555-0100"}, Outcome.VALID),
+        ({"email": "a@example.com", "address": {"city": "Oslo"}}, Outcome.VALID),
+        ({"contactMethod": "phone", "email": "a@example.com"}, Outcome.INVALID),  # then
+        ({"phone": "555-0100"}, Outcome.INVALID),  # else: email required
+        ({"name": "x"}, Outcome.INVALID),  # anyOf: phone or email
+        ({"email": "a@example.com", "address": {"city": 1}}, Outcome.INVALID),  # $ref
+        ({"email": "a@example.com", "extra": 1}, Outcome.INVALID),  # additionalProperties
+    ],
+)
+def test_json_schema_2020_12_tool_validates_with_2020_12_semantics(
+    arguments: dict[str, object], outcome: Outcome
+) -> None:
+    schema = tool_registration("json_schema_2020_12_tool").input_schema
+    assert schema.evaluate(from_python(arguments)) is outcome
+
+
+def test_json_schema_2020_12_tool_echoes_its_arguments() -> None:
+    text = only_text(call_tool("json_schema_2020_12_tool", {"email": "a@example.com"}))
+    assert text == 'Received: {"email":"a@example.com"}'
+
+
+# --- resources ---------------------------------------------------------------------------------
+
+
+def test_static_text() -> None:
+    contents = read_resource("test://static-text")
+    assert isinstance(contents, TextResourceContents)
+    assert contents.mime_type == "text/plain"
+    assert contents.text == "This is the content of the static text resource."
+
+
+def test_static_binary_is_a_png_blob() -> None:
+    contents = read_resource("test://static-binary")
+    assert contents.mime_type == "image/png"
+    assert_valid_png(contents.blob)
+
+
+def test_watched_resource() -> None:
+    contents = read_resource("test://watched-resource")
+    assert isinstance(contents, TextResourceContents)
+    assert contents.mime_type == "text/plain" and contents.text
+
+
+@pytest.mark.parametrize(
+    ("written", "item"),
+    [("123", "123"), ("abc", "abc"), ("a%20b", "a b"), ("caf%C3%A9", "caf\u00e9")],
+)
+def test_template_returns_the_id_as_json(written: str, item: str) -> None:
+    contents = read_resource(f"test://template/{written}/data")
+    assert isinstance(contents, TextResourceContents)
+    assert contents.mime_type == "application/json"
+    assert json.loads(contents.text) == {
+        "id": item, "templateTest": True, "data": f"Data for ID: {item}",
+    }  # fmt: skip
+    if item == "123":
+        assert contents.text == '{"id":"123","templateTest":true,"data":"Data for ID: 123"}'
+
+
+def test_unknown_resources_are_not_found() -> None:
+    assert (
+        ENDPOINT.find_resource("test://nonexistent-resource-for-conformance-testing", MODERN)
+        is None
+    )
+
+
+# --- prompts -----------------------------------------------------------------------------------
+
+
+def test_simple_prompt() -> None:
+    (message,) = get_prompt("test_simple_prompt").messages
+    assert isinstance(message.content, TextContent) and message.content.text
+
+
+def test_prompt_with_arguments_repeats_both_values() -> None:
+    registration = ENDPOINT.find_prompt("test_prompt_with_arguments", MODERN)
+    assert registration is not None
+    assert registration.required_arguments == frozenset({"arg1", "arg2"})
+    output = get_prompt("test_prompt_with_arguments", {"arg1": "testValue1", "arg2": "testValue2"})
+    (message,) = output.messages
+    assert isinstance(message.content, TextContent)
+    assert "testValue1" in message.content.text and "testValue2" in message.content.text
+
+
+@pytest.mark.parametrize(
+    ("typed", "values"),
+    [
+        ("pa", ("paris", "park", "parse")),
+        ("test", ("testValue1", "testing")),
+        ("", ("paris", "park", "parse", "testValue1", "testing", "tokyo")),
+        ("zzz", ()),
+    ],
+)
+def test_arg1_completes_by_prefix(typed: str, values: tuple[str, ...]) -> None:
+    registration = ENDPOINT.find_prompt("test_prompt_with_arguments", MODERN)
+    assert registration is not None and set(registration.completions) == {"arg1"}
+    completion = invoke(registration.completions["arg1"], context("completion/complete"), typed, {})
+    assert completion.values == values
+    assert all(value.startswith(typed) for value in completion.values)
+
+
+def test_prompt_with_embedded_resource() -> None:
+    registration = ENDPOINT.find_prompt("test_prompt_with_embedded_resource", MODERN)
+    assert registration is not None
+    assert registration.required_arguments == frozenset({"resourceUri"})
+    output = get_prompt(
+        "test_prompt_with_embedded_resource", {"resourceUri": "test://example-resource"}
+    )
+    first, second = output.messages
+    assert isinstance(first.content, EmbeddedResource)
+    resource = first.content.resource
+    assert isinstance(resource, TextResourceContents)
+    assert resource.uri == "test://example-resource" and resource.mime_type == "text/plain"
+    assert isinstance(second.content, TextContent)
+
+
+def test_prompt_with_embedded_resource_refuses_a_relative_uri() -> None:
+    with pytest.raises(InvalidParams):
+        get_prompt("test_prompt_with_embedded_resource", {"resourceUri": "not a uri"})
+
+
+def test_prompt_with_image() -> None:
+    first, second = get_prompt("test_prompt_with_image").messages
+    assert isinstance(first.content, ImageContent) and first.content.mime_type == "image/png"
+    assert_valid_png(first.content.data)
+    assert isinstance(second.content, TextContent)
+
+
+# --- end to end, through the in-process client --------------------------------------------------
+
+LEGACY = (Revision.V2025_06_18, Revision.V2025_11_25)
+
+
+def modern(client: TestClient, method: str, params: dict[str, object], name: str | None = None,
+           **headers: str) -> Any:  # fmt: skip
+    response = client.post(
+        "/mcp", modern_request(method, params), headers={**modern_headers(method, name), **headers}
+    )
+    return response
+
+
+def legacy(client: TestClient, revision: Revision, method: str, params: dict[str, object]) -> Any:
+    return client.post(
+        "/mcp", legacy_request(method, params), headers={"MCP-Protocol-Version": revision.wire}
+    )
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[TestClient]:
+    with TestClient(example.server) as test_client:
+        yield test_client
+
+
+def test_e2e_tools_list_on_each_revision(client: TestClient) -> None:
+    response = modern(client, "tools/list", {})
+    assert response.status == 200
+    result: Any = response.json["result"]
+    assert [tool["name"] for tool in result["tools"]] == sorted(TOOLS)
+    assert result["resultType"] == "complete"
+    assert result["tools"][0]["inputSchema"] == example.JSON_SCHEMA_2020_12
+    for revision in LEGACY:
+        response = legacy(client, revision, "tools/list", {})
+        assert response.status == 200
+        names = [tool["name"] for tool in response.json["result"]["tools"]]
+        assert names == sorted(name for name, revs in TOOLS.items() if revision in revs)
+
+
+def test_e2e_simple_text_on_each_revision(client: TestClient) -> None:
+    text = "This is a simple text response for testing."
+    params: dict[str, object] = {"name": "test_simple_text", "arguments": {}}
+    response = modern(client, "tools/call", params, "test_simple_text")
+    assert response.status == 200
+    assert response.json["result"]["content"] == [{"type": "text", "text": text}]
+    for revision in LEGACY:
+        response = legacy(client, revision, "tools/call", params)
+        assert response.status == 200
+        assert response.json["result"] == {"content": [{"type": "text", "text": text}]}
+
+
+def test_e2e_error_handling_is_a_result_not_an_error(client: TestClient) -> None:
+    params: dict[str, object] = {"name": "test_error_handling", "arguments": {}}
+    for revision in LEGACY:
+        message: Any = legacy(client, revision, "tools/call", params).json
+        assert "error" not in message
+        assert message["result"]["isError"] is True
+        assert message["result"]["content"][0]["type"] == "text"
+
+
+def test_e2e_progress_streams_three_notifications(client: TestClient) -> None:
+    params: dict[str, object] = {
+        "name": "test_tool_with_progress", "arguments": {},
+        "_meta": {"progressToken": "progress-test-1"},
+    }  # fmt: skip
+    response = modern(client, "tools/call", params, "test_tool_with_progress")
+    assert response.header("content-type").startswith("text/event-stream")
+    *notifications, final = response.messages
+    assert [n["method"] for n in notifications] == ["notifications/progress"] * 3
+    assert [n["params"]["progress"] for n in notifications] == [0, 50, 100]
+    assert {n["params"]["progressToken"] for n in notifications} == {"progress-test-1"}
+    assert final["result"]["content"][0]["text"] == "Progress test completed"
+
+
+def test_e2e_logging_streams_three_messages_on_2025(client: TestClient) -> None:
+    params: dict[str, object] = {"name": "test_tool_with_logging", "arguments": {}}
+    response = legacy(client, Revision.V2025_11_25, "tools/call", params)
+    *notifications, final = response.messages
+    assert len(notifications) >= 3
+    assert {n["method"] for n in notifications} == {"notifications/message"}
+    assert {n["params"]["level"] for n in notifications} == {"info"}
+    assert final["result"]["content"][0]["text"] == "Logging test completed"
+
+
+def test_e2e_no_log_message_without_a_log_level(client: TestClient) -> None:
+    params: dict[str, object] = {"name": "test_logging_tool", "arguments": {}}
+    quiet = modern(client, "tools/call", params, "test_logging_tool")
+    assert quiet.header("content-type") == "application/json"
+    assert quiet.json["result"]["content"][0]["text"] == "Logging tool completed"
+    params["_meta"] = {"io.modelcontextprotocol/logLevel": "info"}
+    logged = modern(client, "tools/call", params, "test_logging_tool")
+    notification, final = logged.messages
+    assert notification["method"] == "notifications/message"
+    assert final["result"]["content"][0]["text"] == "Logging tool completed"
+
+
+def test_e2e_missing_capability_is_32021(client: TestClient) -> None:
+    params: dict[str, object] = {"name": "test_missing_capability", "arguments": {}}
+    response = modern(client, "tools/call", params, "test_missing_capability")
+    assert response.status == 400
+    assert response.json["error"]["code"] == -32021
+    assert response.json["error"]["data"] == {"requiredCapabilities": {"sampling": {}}}
+
+
+def test_e2e_x_mcp_header_is_mirrored(client: TestClient) -> None:
+    params: dict[str, object] = {"name": "test_x_mcp_header", "arguments": {"region": "eu-west"}}
+    response = modern(
+        client, "tools/call", params, "test_x_mcp_header", **{"Mcp-Param-Region": "eu-west"}
+    )
+    assert response.status == 200
+    assert response.json["result"]["content"][0]["text"] == "Region: eu-west"
+    mismatch = modern(
+        client, "tools/call", params, "test_x_mcp_header", **{"Mcp-Param-Region": "us-east"}
+    )
+    assert mismatch.status == 400 and mismatch.json["error"]["code"] == -32020
+
+
+def test_e2e_template_read(client: TestClient) -> None:
+    uri = "test://template/123/data"
+    response = modern(client, "resources/read", {"uri": uri}, uri)
+    assert response.status == 200
+    (contents,) = response.json["result"]["contents"]
+    assert contents == {
+        "uri": uri, "mimeType": "application/json",
+        "text": '{"id":"123","templateTest":true,"data":"Data for ID: 123"}',
+    }  # fmt: skip
+
+
+def test_e2e_prompt_with_arguments(client: TestClient) -> None:
+    params: dict[str, object] = {
+        "name": "test_prompt_with_arguments",
+        "arguments": {"arg1": "testValue1", "arg2": "testValue2"},
+    }
+    response = modern(client, "prompts/get", params, "test_prompt_with_arguments")
+    assert response.status == 200
+    (message,) = response.json["result"]["messages"]
+    assert message["role"] == "user"
+    assert "testValue1" in message["content"]["text"]
+    assert "testValue2" in message["content"]["text"]
+
+
+def test_e2e_completion(client: TestClient) -> None:
+    params: dict[str, object] = {
+        "ref": {"type": "ref/prompt", "name": "test_prompt_with_arguments"},
+        "argument": {"name": "arg1", "value": "pa"},
+    }
+    response = modern(client, "completion/complete", params)
+    assert response.json["result"]["completion"]["values"] == ["paris", "park", "parse"]
+
+
+def test_e2e_loopback_origins_only(client: TestClient) -> None:
+    allowed = modern(client, "tools/list", {}, Origin="http://localhost:3000")
+    assert allowed.status == 200
+    refused = modern(client, "tools/list", {}, Origin="http://evil.example.com")
+    assert 400 <= refused.status < 500
+
+
+def test_streaming_elicitation_asks_through_an_input_required_result() -> None:
+    """No independent server-to-client request on 2026-07-28: the elicitation is an
+    ``inputRequests`` entry of the result, and the retry with the answer completes."""
+    with TestClient(example.server) as client:
+        params: dict[str, object] = {"name": "test_streaming_elicitation", "arguments": {}}
+        request = modern_request("tools/call", params, capabilities={"elicitation": {}})
+        headers = modern_headers("tools/call", "test_streaming_elicitation")
+        asked = client.post("/mcp", request, headers=headers)
+        assert asked.status == 200
+        result: Any = cast(Any, asked.json)["result"]
+        assert result["resultType"] == "input_required"
+        assert result["inputRequests"]["confirm"]["method"] == "elicitation/create"
+        retry = modern_request(
+            "tools/call",
+            {
+                **params,
+                "inputResponses": {"confirm": {"action": "accept", "content": {"ok": True}}},
+            },
+            id=2,
+            capabilities={"elicitation": {}},
+        )
+        done = client.post("/mcp", retry, headers=headers)
+        assert cast(Any, done.json)["result"]["content"] == [
+            {"type": "text", "text": "Elicitation answered: accept"}
+        ]
+        refused = client.post("/mcp", modern_request("tools/call", params, id=3), headers=headers)
+        assert refused.status == 400
+        refusal: Any = refused.json
+        assert refusal["error"]["code"] == -32021
+        assert refusal["error"]["data"] == {"requiredCapabilities": {"elicitation": {}}}

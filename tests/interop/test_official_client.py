@@ -504,8 +504,11 @@ def test_high_level_client_negotiates(server_url: str, mode: str, revision: str)
 # --- stdio -----------------------------------------------------------------------------------
 
 
-def test_stdio_initialize_list_and_call() -> None:
-    """The client's ``stdio_client`` launches ``mcpkit serve examples/everything.py --stdio``."""
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_stdio_tools_prompts_and_resources(revision: str) -> None:
+    """The client's ``stdio_client`` launches ``mcpkit serve examples/everything.py --stdio``
+    and, at each revision it speaks, lists and calls a tool, gets a prompt and reads a
+    resource (spec brief §8: the same pipeline without the HTTP-only steps)."""
     parameters = StdioServerParameters(
         command=sys.executable,
         args=["-m", "mcpkit", "serve", str(EVERYTHING), "--stdio"],
@@ -517,16 +520,28 @@ def test_stdio_initialize_list_and_call() -> None:
             stdio_client(parameters, errlog=errlog) as (read, write),
             ClientSession(read, write, client_info=CLIENT_INFO) as session,
         ):
-            initialized = await session.initialize()
-            assert initialized.protocol_version == LATEST_HANDSHAKE_VERSION
-            assert initialized.server_info.name == "mcpkit-everything"
+            await handshake(session, revision)
+            assert session.server_info is not None
+            assert session.server_info.name == "mcpkit-everything"
             listed = await session.list_tools()
             names = {tool.name for tool in listed.tools}
             assert names >= ALL_REVISION_TOOLS
-            assert names.isdisjoint(MODERN_ONLY_TOOLS)
+            if revision == MODERN:
+                assert names >= MODERN_ONLY_TOOLS
+            else:
+                assert names.isdisjoint(MODERN_ONLY_TOOLS)
             result = await session.call_tool("test_simple_text", {})
             assert result.is_error is False
             assert [text_of(block) for block in result.content] == [SIMPLE_TEXT]
+            got = await session.get_prompt(
+                "test_prompt_with_arguments", {"arg1": "one", "arg2": "two"}
+            )
+            texts = [text_of(message.content) for message in got.messages]
+            assert any("one" in text for text in texts) and any("two" in text for text in texts)
+            static = await session.read_resource("test://static-text")
+            [contents] = static.contents
+            assert isinstance(contents, types.TextResourceContents)
+            assert contents.text == STATIC_TEXT
 
     with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
         try:

@@ -10,7 +10,9 @@ Tools: ``test_simple_text``, ``test_image_content``, ``test_audio_content``,
 ``test_embedded_resource``, ``test_multiple_content_types``, ``test_tool_with_logging``,
 ``test_tool_with_progress``, ``test_error_handling``, ``json_schema_2020_12_tool`` (all
 revisions); ``test_x_mcp_header``, ``test_missing_capability`` and the diagnostics
-``test_logging_tool`` and ``test_streaming_elicitation`` (2026-07-28 only).
+``test_logging_tool`` and ``test_streaming_elicitation``, and the multi-round input tools
+``test_input_required_result_*`` with the prompt ``test_input_required_result_prompt``
+(2026-07-28 only; the request-state ones seal their state with a development keyring).
 Resources: ``test://static-text``, ``test://static-binary``, ``test://watched-resource`` and the
 template ``test://template/{id}/data``.  Prompts: ``test_simple_prompt``,
 ``test_prompt_with_arguments`` (with completion of ``arg1``),
@@ -26,9 +28,6 @@ Fixtures left out, because they need features mcpkit does not have yet:
   not supported.
 * ``test_trigger_tool_change`` and ``test_trigger_prompt_change``: endpoints are immutable and
   never advertise ``listChanged``; ``subscriptions/listen`` streams are another issue.
-* ``test_input_required_result_*`` (tools) and ``test_input_required_result_prompt``: the
-  multi-round input runtime (client-capability checks of input requests, protected request
-  state) is another issue.
 * the tasks extension tools (``greet``, ``slow_compute``, ``failing_job``,
   ``protocol_error_job``, ``confirm_delete``, ``multi_input``, ``test_tool_with_task``): tasks
   are another issue.
@@ -56,22 +55,28 @@ from mcpkit import (
     CompleteResult,
     Completion,
     CorsPolicy,
+    ElicitationResponse,
     EmbeddedResource,
     EndpointRegistry,
     ImageContent,
+    InputRequestDeclaration,
+    InputRequestKind,
     InputRequiredResult,
     InvalidParams,
     InvalidValueError,
     InvocationFeatures,
+    Keyring,
     MissingClientCapability,
     ProgressReporter,
     PromptMessage,
     PromptOutput,
     RequestContext,
     RequestLogger,
+    RequestStateMode,
     ResourceOutput,
     Revision,
     Role,
+    SamplingResponse,
     Server,
     TextContent,
     TextResourceContents,
@@ -86,6 +91,69 @@ from mcpkit import (
     tool,
 )
 from mcpkit.json import JsonObject, encode, from_python
+
+
+def _elicit(message: str, field: str, kind: str = "string") -> dict[str, object]:
+    """An ``elicitation/create`` input request for one required field."""
+    return {
+        "method": "elicitation/create",
+        "params": {
+            "mode": "form",
+            "message": message,
+            "requestedSchema": {
+                "type": "object",
+                "properties": {field: {"type": kind}},
+                "required": [field],
+            },
+        },
+    }
+
+
+def _sample(question: str, max_tokens: int) -> dict[str, object]:
+    """A ``sampling/createMessage`` input request asking the client's model one question."""
+    return {
+        "method": "sampling/createMessage",
+        "params": {
+            "messages": [{"role": "user", "content": {"type": "text", "text": question}}],
+            "maxTokens": max_tokens,
+        },
+    }
+
+
+NAME_REQUEST: Final = _elicit("What is your name?", "name")
+STEP1_REQUEST: Final = _elicit("Step 1: What is your name?", "name")
+COLOR_REQUEST: Final = _elicit("Step 2: What is your favorite color?", "color")
+CONFIRM_STATE_REQUEST: Final = _elicit("Please confirm", "ok", "boolean")
+CONTEXT_REQUEST: Final = _elicit("What context should the prompt use?", "context")
+CAPITAL_REQUEST: Final = _sample("What is the capital of France?", 100)
+GREETING_REQUEST: Final = _sample("Say hello to the user", 50)
+ROOTS_REQUEST: Final = {"method": "roots/list"}
+
+
+def _accepted(answer: ElicitationResponse | None, field: str) -> str | None:
+    """The accepted text value of ``field``, or ``None`` (absent, declined or another kind)."""
+    if answer is None or not answer.accepted or answer.content is None:
+        return None
+    value = answer.content.get(field)
+    return value if isinstance(value, str) else None
+
+
+def _sampled_text(answer: SamplingResponse) -> str:
+    texts = [block.get("text") for block in answer.blocks if block.get("type") == "text"]
+    return " ".join(text for text in texts if isinstance(text, str)) or "(no text)"
+
+
+def _confirmed(ctx: RequestContext, done: str) -> CompleteResult | InputRequiredResult:
+    """Round 1 asks for a confirmation and seals ``{"step": "confirm"}``; round 2 finishes
+    only with that exact sealed state and an accepted confirmation."""
+    answer = ctx.elicitation("confirm")
+    confirmed = answer is not None and answer.accepted and answer.content is not None
+    if ctx.framework_state == {"step": "confirm"} and confirmed:
+        return CompleteResult.from_tool_text(done)
+    return InputRequiredResult(
+        input_requests={"confirm": CONFIRM_STATE_REQUEST}, framework_state={"step": "confirm"}
+    )
+
 
 CONFIRM_REQUEST: Final = {
     "method": "elicitation/create",
@@ -285,7 +353,7 @@ class Everything:
         name="test_streaming_elicitation",
         revisions={Revision.V2026_07_28},
         description="Asks the user to confirm through an input-required result, then answers",
-        input_requests={"confirm": CONFIRM_REQUEST},
+        input_requests=[InputRequestDeclaration.elicitation_form()],
     )
     def streaming_elicitation(self, ctx: RequestContext) -> CompleteResult | InputRequiredResult:
         # 2026-07-28 has no server-to-client requests: elicitation is an input-required result
@@ -298,6 +366,145 @@ class Everything:
         if "elicitation" not in ctx.client_capabilities:
             raise MissingClientCapability({"elicitation": {}})
         return InputRequiredResult(input_requests={"confirm": CONFIRM_REQUEST})
+
+    # --- multi-round input (2026-07-28, SEP-2322) -----------------------------------------
+    # Each tool declares every input request it may emit; the framework checks the client's
+    # capabilities, writes the requests inside the input-required result and seals the state.
+
+    @tool(
+        name="test_input_required_result_elicitation",
+        revisions={Revision.V2026_07_28},
+        description="Asks for the user's name, then greets them",
+        input_requests=[InputRequestDeclaration.elicitation_form()],
+    )
+    def input_elicitation(self, ctx: RequestContext) -> CompleteResult | InputRequiredResult:
+        name = _accepted(ctx.elicitation("user_name"), "name")
+        if name is None:  # absent, declined or the wrong shape: ask (again), never fail
+            return InputRequiredResult(input_requests={"user_name": NAME_REQUEST})
+        return CompleteResult.from_tool_text(f"Hello, {name}!")
+
+    @tool(
+        name="test_input_required_result_sampling",
+        revisions={Revision.V2026_07_28},
+        description="Asks the client's model a question, then reports the answer",
+        input_requests=[InputRequestDeclaration.sampling()],
+    )
+    def input_sampling(self, ctx: RequestContext) -> CompleteResult | InputRequiredResult:
+        answer = ctx.sampling("capital_question")
+        if answer is None:
+            return InputRequiredResult(input_requests={"capital_question": CAPITAL_REQUEST})
+        return CompleteResult.from_tool_text(f"The model answered: {_sampled_text(answer)}")
+
+    @tool(
+        name="test_input_required_result_list_roots",
+        revisions={Revision.V2026_07_28},
+        description="Asks for the client's roots, then lists them",
+        input_requests=[InputRequestDeclaration.roots()],
+    )
+    def input_roots(self, ctx: RequestContext) -> CompleteResult | InputRequiredResult:
+        answer = ctx.roots("client_roots")
+        if answer is None:
+            return InputRequiredResult(input_requests={"client_roots": ROOTS_REQUEST})
+        uris = ", ".join(root.uri for root in answer.roots) or "none"
+        return CompleteResult.from_tool_text(f"Client roots: {uris}")
+
+    @tool(
+        name="test_input_required_result_request_state",
+        revisions={Revision.V2026_07_28},
+        description="Asks for a confirmation and carries sealed state across the round trip",
+        input_requests=[InputRequestDeclaration.elicitation_form()],
+        request_state_mode=RequestStateMode.FRAMEWORK_PROTECTED,
+    )
+    def input_request_state(self, ctx: RequestContext) -> CompleteResult | InputRequiredResult:
+        return _confirmed(ctx, "state-ok: the confirmation arrived with the sealed state")
+
+    @tool(
+        name="test_input_required_result_tampered_state",
+        revisions={Revision.V2026_07_28},
+        description="Like the request-state tool: a tampered state is refused by the framework",
+        input_requests=[InputRequestDeclaration.elicitation_form()],
+        request_state_mode=RequestStateMode.FRAMEWORK_PROTECTED,
+    )
+    def input_tampered_state(self, ctx: RequestContext) -> CompleteResult | InputRequiredResult:
+        return _confirmed(ctx, "state-ok: the sealed state verified")
+
+    @tool(
+        name="test_input_required_result_multiple_inputs",
+        revisions={Revision.V2026_07_28},
+        description="Asks for a name, a model greeting and the roots at once, with sealed state",
+        input_requests=[
+            InputRequestDeclaration.elicitation_form(),
+            InputRequestDeclaration.sampling(),
+            InputRequestDeclaration.roots(),
+        ],
+        request_state_mode=RequestStateMode.FRAMEWORK_PROTECTED,
+    )
+    def input_multiple(self, ctx: RequestContext) -> CompleteResult | InputRequiredResult:
+        name = ctx.elicitation("user_name")
+        greeting = ctx.sampling("greeting")
+        roots = ctx.roots("client_roots")
+        if ctx.framework_state != {"step": "all"} or None in (name, greeting, roots):
+            return InputRequiredResult(
+                input_requests={
+                    "user_name": NAME_REQUEST,
+                    "greeting": GREETING_REQUEST,
+                    "client_roots": ROOTS_REQUEST,
+                },
+                framework_state={"step": "all"},
+            )
+        return CompleteResult.from_tool_text("All three inputs arrived")
+
+    @tool(
+        name="test_input_required_result_multi_round",
+        revisions={Revision.V2026_07_28},
+        description="Asks for a name, then a colour, carrying sealed state between rounds",
+        input_requests=[InputRequestDeclaration.elicitation_form()],
+        request_state_mode=RequestStateMode.FRAMEWORK_PROTECTED,
+    )
+    def input_multi_round(self, ctx: RequestContext) -> CompleteResult | InputRequiredResult:
+        # The sealed state says which round this is; the framework verified it was not
+        # changed, belongs to this call and has not expired.
+        state = ctx.framework_state
+        round_number = state.get("round") if isinstance(state, Mapping) else None
+        color = _accepted(ctx.elicitation("step2"), "color")
+        if round_number == 2 and color is not None and isinstance(state, Mapping):
+            return CompleteResult.from_tool_text(f"{state.get('name')} likes {color}")
+        name = _accepted(ctx.elicitation("step1"), "name")
+        if round_number == 1 and name is not None:
+            return InputRequiredResult(
+                input_requests={"step2": COLOR_REQUEST},
+                framework_state={"round": 2, "name": name},
+            )
+        return InputRequiredResult(
+            input_requests={"step1": STEP1_REQUEST}, framework_state={"round": 1}
+        )
+
+    @tool(
+        name="test_input_required_result_capabilities",
+        revisions={Revision.V2026_07_28},
+        description="Asks only for the inputs the client declared it can give",
+        input_requests=[
+            InputRequestDeclaration.elicitation_form(),
+            InputRequestDeclaration.sampling(),
+            InputRequestDeclaration.roots(),
+        ],
+    )
+    def input_capabilities(self, ctx: RequestContext) -> CompleteResult | InputRequiredResult:
+        if ctx.input_responses:
+            return CompleteResult.from_tool_text("Inputs received")
+        wanted = {
+            InputRequestKind.ELICITATION_FORM: ("user_name", NAME_REQUEST),
+            InputRequestKind.SAMPLING: ("greeting", GREETING_REQUEST),
+            InputRequestKind.ROOTS: ("client_roots", ROOTS_REQUEST),
+        }
+        requests = {
+            key: request
+            for kind, (key, request) in wanted.items()
+            if kind.declared_by(ctx.client_capabilities)
+        }
+        if not requests:
+            return CompleteResult.from_tool_text("The client declared no input capability")
+        return InputRequiredResult(input_requests=requests)
 
     # resources
 
@@ -380,6 +587,22 @@ class Everything:
         )
         return PromptOutput(messages=messages)
 
+    @prompt(
+        name="test_input_required_result_prompt",
+        revisions={Revision.V2026_07_28},
+        description="Asks the user for context before building the prompt",
+        input_requests=[InputRequestDeclaration.elicitation_form()],
+    )
+    def input_prompt(self, ctx: RequestContext) -> PromptOutput | InputRequiredResult:
+        context = _accepted(ctx.elicitation("user_context"), "context")
+        if context is None:
+            return InputRequiredResult(input_requests={"user_context": CONTEXT_REQUEST})
+        return PromptOutput(
+            messages=(
+                PromptMessage(role=Role.USER, content=TextContent(text=f"Context: {context}")),
+            )
+        )
+
     @prompt(name="test_prompt_with_image", description="A prompt carrying an image")
     def prompt_with_image(self) -> PromptOutput:
         messages = (
@@ -439,4 +662,6 @@ _decorated = EndpointRegistry.from_classes(Everything).endpoints[0]
 registry = EndpointRegistry.from_endpoints(
     [_decorated.replace(tools=sorted((*_decorated.tools, JSON_SCHEMA_TOOL), key=lambda t: t.name))]
 )
-server = Server(registry, cors=CorsPolicy.loopback())
+# Sealed request state needs keys.  Development keys live in this process only (the server logs a
+# warning saying so); a production server loads a Keyring of operator-generated keys instead.
+server = Server(registry, cors=CorsPolicy.loopback(), keyring=Keyring.development_ephemeral())

@@ -36,6 +36,7 @@ WIRE_TABLE: dict[type[ProtocolError], tuple[int, int, str, type[MCPKitError]]] =
     errors.OutputError: (-32603, 200, "Internal error", InternalError),
     errors.Overloaded: (-32603, 503, "Internal error", InternalError),
     errors.DeadlineExceeded: (-32603, 504, "Internal error", InternalError),
+    errors.ProtectorUnavailable: (-32603, 503, "Internal error", InternalError),
     errors.ResourceNotFound: (-32002, 200, "Resource not found", ProtocolError),
     errors.HeaderMismatch: (-32020, 400, "Header mismatch", ProtocolError),
     errors.MissingClientCapability: (

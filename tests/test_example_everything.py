@@ -12,27 +12,34 @@ import sys
 import time
 import wave
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import pytest
 
+import mcpkit
 from mcpkit import (
     AudioContent,
     CancellationToken,
     CompleteResult,
     EmbeddedResource,
     Endpoint,
+    EndpointRegistry,
     ImageContent,
+    InputRequestDeclaration,
+    InputRequiredResult,
     InvalidParams,
     InvocationFeatures,
+    Limits,
     MissingClientCapability,
     ProgressReporter,
     PromptOutput,
     RequestContext,
     RequestLogger,
+    RequestStateMode,
     ResourceOutput,
     Revision,
     Role,
@@ -47,6 +54,8 @@ from mcpkit.json import JsonObject, from_python
 from mcpkit.model import ToolShape
 from mcpkit.schema import Outcome
 from mcpkit.testing import TestClient, legacy_request, modern_headers, modern_request
+
+from .wire import assert_valid
 
 PATH = Path(__file__).resolve().parents[1] / "examples" / "everything.py"
 MODERN = Revision.V2026_07_28
@@ -72,6 +81,14 @@ TOOLS = {
     "test_embedded_resource": ALL,
     "test_error_handling": ALL,
     "test_image_content": ALL,
+    "test_input_required_result_capabilities": frozenset({MODERN}),
+    "test_input_required_result_elicitation": frozenset({MODERN}),
+    "test_input_required_result_list_roots": frozenset({MODERN}),
+    "test_input_required_result_multi_round": frozenset({MODERN}),
+    "test_input_required_result_multiple_inputs": frozenset({MODERN}),
+    "test_input_required_result_request_state": frozenset({MODERN}),
+    "test_input_required_result_sampling": frozenset({MODERN}),
+    "test_input_required_result_tampered_state": frozenset({MODERN}),
     "test_logging_tool": frozenset({MODERN}),
     "test_missing_capability": frozenset({MODERN}),
     "test_multiple_content_types": ALL,
@@ -82,6 +99,7 @@ TOOLS = {
     "test_x_mcp_header": frozenset({MODERN}),
 }
 PROMPTS = (
+    "test_input_required_result_prompt",
     "test_prompt_with_arguments",
     "test_prompt_with_embedded_resource",
     "test_prompt_with_image",
@@ -232,7 +250,11 @@ def test_every_fixture_is_listed_with_its_revisions() -> None:
     assert [tool.name for tool in ENDPOINT.tools] == sorted(TOOLS)  # code-point order
     assert all(tool.description for tool in ENDPOINT.tools)  # tools-list requires one
     assert tuple(prompt.name for prompt in ENDPOINT.prompts) == PROMPTS
-    assert all(prompt.revisions == ALL and prompt.description for prompt in ENDPOINT.prompts)
+    assert all(prompt.description for prompt in ENDPOINT.prompts)
+    assert {p.name: p.revisions for p in ENDPOINT.prompts} == {
+        name: frozenset({MODERN}) if name.startswith("test_input_required") else ALL
+        for name in PROMPTS
+    }
     assert tuple(r.uri for r in ENDPOINT.resources_for(MODERN)) == RESOURCES
     assert [r.template.text for r in ENDPOINT.templates_for(MODERN) if r.template] == [
         "test://template/{id}/data"
@@ -716,33 +738,573 @@ def test_e2e_loopback_origins_only(client: TestClient) -> None:
     assert 400 <= refused.status < 500
 
 
-def test_streaming_elicitation_asks_through_an_input_required_result() -> None:
+def test_streaming_elicitation_asks_through_an_input_required_result(client: TestClient) -> None:
     """No independent server-to-client request on 2026-07-28: the elicitation is an
     ``inputRequests`` entry of the result, and the retry with the answer completes."""
-    with TestClient(example.server) as client:
-        params: dict[str, object] = {"name": "test_streaming_elicitation", "arguments": {}}
-        request = modern_request("tools/call", params, capabilities={"elicitation": {}})
-        headers = modern_headers("tools/call", "test_streaming_elicitation")
-        asked = client.post("/mcp", request, headers=headers)
-        assert asked.status == 200
-        result: Any = cast(Any, asked.json)["result"]
-        assert result["resultType"] == "input_required"
-        assert result["inputRequests"]["confirm"]["method"] == "elicitation/create"
-        retry = modern_request(
-            "tools/call",
-            {
-                **params,
-                "inputResponses": {"confirm": {"action": "accept", "content": {"ok": True}}},
+    params: dict[str, object] = {"name": "test_streaming_elicitation", "arguments": {}}
+    request = modern_request("tools/call", params, capabilities={"elicitation": {}})
+    headers = modern_headers("tools/call", "test_streaming_elicitation")
+    asked = client.post("/mcp", request, headers=headers)
+    assert asked.status == 200
+    result: Any = cast(Any, asked.json)["result"]
+    assert result["resultType"] == "input_required"
+    assert result["inputRequests"]["confirm"]["method"] == "elicitation/create"
+    retry = modern_request(
+        "tools/call",
+        {
+            **params,
+            "inputResponses": {"confirm": {"action": "accept", "content": {"ok": True}}},
+        },
+        id=2,
+        capabilities={"elicitation": {}},
+    )
+    done = client.post("/mcp", retry, headers=headers)
+    assert cast(Any, done.json)["result"]["content"] == [
+        {"type": "text", "text": "Elicitation answered: accept"}
+    ]
+    refused = client.post("/mcp", modern_request("tools/call", params, id=3), headers=headers)
+    assert refused.status == 400
+    refusal: Any = refused.json
+    assert refusal["error"]["code"] == -32021
+    assert refusal["error"]["data"] == {"requiredCapabilities": {"elicitation": {}}}
+
+
+# --- multi-round input (2026-07-28), end to end ---------------------------------------------------
+# The input-required-result fixtures (reference/conformance.md §5): round 1 asks through an
+# input-required result, the retry carries the harness's answers in ``inputResponses`` (and the
+# sealed ``requestState``) with a fresh request id.  Every message is checked against the
+# official 2026-07-28 schema.
+
+SERVER_INFO: Final = {
+    "io.modelcontextprotocol/serverInfo": {
+        "name": "mcpkit-everything",
+        "version": mcpkit.__version__,
+        "title": "mcpkit conformance fixture",
+        "description": "Every fixture of the MCP conformance suite that mcpkit serves",
+    }
+}
+STATE_PREFIX: Final = "soklet-mcp-request-state-v1."
+EVERY_INPUT: Final[Mapping[str, object]] = {"elicitation": {}, "sampling": {}, "roots": {}}
+INVALID_PARAMS_ERROR: Final = {"code": -32602, "message": "Invalid params"}
+INTERNAL_ERROR: Final = {"code": -32603, "message": "Internal error"}
+
+
+def elicit_form(message: str, field: str, kind: str = "string") -> dict[str, object]:
+    """The exact ``elicitation/create`` input request for one required field."""
+    return {
+        "method": "elicitation/create",
+        "params": {
+            "mode": "form",
+            "message": message,
+            "requestedSchema": {
+                "type": "object",
+                "properties": {field: {"type": kind}},
+                "required": [field],
             },
-            id=2,
-            capabilities={"elicitation": {}},
+        },
+    }
+
+
+def sample(question: str, max_tokens: int) -> dict[str, object]:
+    return {
+        "method": "sampling/createMessage",
+        "params": {
+            "messages": [{"role": "user", "content": {"type": "text", "text": question}}],
+            "maxTokens": max_tokens,
+        },
+    }
+
+
+ASK_NAME: Final = elicit_form("What is your name?", "name")
+ASK_STEP1: Final = elicit_form("Step 1: What is your name?", "name")
+ASK_COLOR: Final = elicit_form("Step 2: What is your favorite color?", "color")
+ASK_CONFIRM: Final = elicit_form("Please confirm", "ok", "boolean")
+ASK_CONTEXT: Final = elicit_form("What context should the prompt use?", "context")
+ASK_CAPITAL: Final = sample("What is the capital of France?", 100)
+ASK_GREETING: Final = sample("Say hello to the user", 50)
+ASK_ROOTS: Final = {"method": "roots/list"}
+
+# The answers the conformance harness gives.
+ALICE: Final = {"action": "accept", "content": {"name": "Alice"}}
+PARIS: Final = {
+    "role": "assistant",
+    "content": {"type": "text", "text": "Paris"},
+    "model": "m",
+    "stopReason": "endTurn",
+}
+CLIENT_ROOTS: Final = {"roots": [{"uri": "file:///r", "name": "R"}]}
+CONFIRMED: Final = {"action": "accept", "content": {"ok": True}}
+BLUE: Final = {"action": "accept", "content": {"color": "blue"}}
+CONTEXT: Final = {"action": "accept", "content": {"context": "testing"}}
+
+_request_ids = itertools.count(1_000)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One answer of the server, decoded as plain JSON (``json.loads``)."""
+
+    status: int
+    request_id: str | int
+    message: Any
+
+    @property
+    def result(self) -> Any:
+        assert self.status == 200, self.message
+        assert self.message == {"jsonrpc": "2.0", "id": self.request_id, "result": ANY_VALUE}
+        return self.message["result"]
+
+    def error(self) -> tuple[int, Any]:
+        assert set(self.message) == {"jsonrpc", "id", "error"}, self.message
+        assert self.message["id"] == self.request_id
+        return self.status, self.message["error"]
+
+    def sealed(self) -> tuple[str, Any]:
+        """The input-required result's ``requestState`` and the rest of the result."""
+        rest = dict(self.result)
+        state = rest.pop("requestState")
+        assert isinstance(state, str) and state.startswith(STATE_PREFIX)
+        return state, rest
+
+
+class _AnyValue:
+    """Equal to anything: lets ``Reply.result`` compare the envelope exactly."""
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+ANY_VALUE: Final = _AnyValue()
+
+
+def send(
+    client: TestClient,
+    name: str,
+    *,
+    method: str = "tools/call",
+    capabilities: Mapping[str, object] = EVERY_INPUT,
+    responses: object = None,
+    state: object = None,
+    request_id: str | int | None = None,
+) -> Reply:
+    """One round of a multi-round call: a fresh id unless one is given, the answers and the
+    state when given; every message of the answer is checked against the official schema."""
+    params: dict[str, object] = {"name": name, "arguments": {}}
+    if responses is not None:
+        params["inputResponses"] = responses
+    if state is not None:
+        params["requestState"] = state
+    if request_id is None:
+        request_id = next(_request_ids)
+    response = client.post(
+        "/mcp",
+        modern_request(method, params, id=request_id, capabilities=capabilities),
+        headers=modern_headers(method, name),
+    )
+    assert_valid(MODERN.wire, method, response.messages)
+    assert response.header("content-type") == "application/json"
+    return Reply(response.status, request_id, json.loads(response.body))
+
+
+def asks(requests: Mapping[str, object]) -> dict[str, object]:
+    return {"resultType": "input_required", "inputRequests": dict(requests), "_meta": SERVER_INFO}
+
+
+def says(text: str) -> dict[str, object]:
+    return {
+        "content": [{"type": "text", "text": text}],
+        "resultType": "complete",
+        "_meta": SERVER_INFO,
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "key", "asked", "answer", "text"),
+    [
+        ("test_input_required_result_elicitation", "user_name", ASK_NAME, ALICE, "Hello, Alice!"),
+        ("test_input_required_result_sampling", "capital_question", ASK_CAPITAL, PARIS,
+         "The model answered: Paris"),
+        ("test_input_required_result_list_roots", "client_roots", ASK_ROOTS, CLIENT_ROOTS,
+         "Client roots: file:///r"),
+    ],
+)  # fmt: skip
+def test_mrtr_one_input_then_complete(
+    client: TestClient, name: str, key: str, asked: object, answer: object, text: str
+) -> None:
+    """Round 1 is the input-required result with exactly the one request (no state, no cache
+    hints); the retry with the harness's answer completes with the exact text."""
+    assert send(client, name).result == asks({key: asked})
+    assert send(client, name, responses={key: answer}).result == says(text)
+
+
+def test_mrtr_prompt_asks_for_context_then_builds_the_prompt(client: TestClient) -> None:
+    name = "test_input_required_result_prompt"
+    assert send(client, name, method="prompts/get").result == asks({"user_context": ASK_CONTEXT})
+    done = send(client, name, method="prompts/get", responses={"user_context": CONTEXT})
+    assert done.result == {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "Context: testing"}}],
+        "resultType": "complete",
+        "_meta": SERVER_INFO,
+    }
+
+
+STATE_TOOLS: Final = {
+    "test_input_required_result_request_state": (
+        "state-ok: the confirmation arrived with the sealed state"
+    ),
+    "test_input_required_result_tampered_state": "state-ok: the sealed state verified",
+}
+
+
+@pytest.mark.parametrize(("name", "text"), STATE_TOOLS.items())
+def test_mrtr_request_state_tools_complete_only_with_their_sealed_state(
+    client: TestClient, name: str, text: str
+) -> None:
+    state, rest = send(client, name).sealed()
+    assert rest == asks({"confirm": ASK_CONFIRM})
+    answers = {"confirm": CONFIRMED}
+    assert send(client, name, responses=answers, state=state).result == says(text)
+    # Without the state the tool asks again, under a fresh state.
+    again, rest = send(client, name, responses=answers).sealed()
+    assert rest == asks({"confirm": ASK_CONFIRM})
+    assert again != state
+    # The state is not single-use: another request id may carry it again (digest §2.4).
+    assert send(client, name, responses=answers, state=state).result == says(text)
+    # With the state but a declined confirmation, it asks again (the next round).
+    declined = send(client, name, responses={"confirm": {"action": "decline"}}, state=state)
+    following, rest = declined.sealed()
+    assert rest == asks({"confirm": ASK_CONFIRM})
+    assert following not in (state, again)
+    assert send(client, name, responses=answers, state=following).result == says(text)
+
+
+def _flip(state: str, index: int) -> str:
+    """``state`` with one base64url character changed."""
+    replacement = "A" if state[index] != "A" else "B"
+    return state[:index] + replacement + state[index + 1 :]
+
+
+TAMPERINGS: Final[Mapping[str, Callable[[str], object]]] = {
+    "a ciphertext character": lambda state: _flip(state, len(state) - 30),
+    "a header character": lambda state: _flip(state, len(STATE_PREFIX) + 4),
+    "the last character": lambda state: _flip(state, len(state) - 1),
+    "truncated": lambda state: state[:-4],
+    "extended": lambda state: state + "AAAA",
+    "another prefix": lambda state: "soklet-mcp-request-state-v2." + state[len(STATE_PREFIX) :],
+    "padded": lambda state: state + "=",
+    "empty": lambda state: "",
+    "a number": lambda state: 5,
+    "an object": lambda state: {"state": state},
+}
+
+
+@pytest.mark.parametrize("tampering", TAMPERINGS)
+@pytest.mark.parametrize("name", STATE_TOOLS)
+def test_mrtr_a_tampered_request_state_is_one_invalid_params(
+    client: TestClient, name: str, tampering: str
+) -> None:
+    """Every way of changing the sealed string gets the same 400 / -32602, with nothing of
+    the state echoed."""
+    state, _ = send(client, name).sealed()
+    changed = TAMPERINGS[tampering](state)
+    refused = send(client, name, responses={"confirm": CONFIRMED}, state=changed)
+    assert refused.error() == (400, INVALID_PARAMS_ERROR)
+
+
+def test_mrtr_request_state_is_bound_to_its_tool_its_meta_and_another_request_id(
+    client: TestClient,
+) -> None:
+    """A state opens only for the same tool and the same ``_meta`` (the capabilities are bound),
+    and never on the request that emitted it; ids compare typed (``7`` is not ``"7"``)."""
+    request_state, tampered_state = STATE_TOOLS
+    answers = {"confirm": CONFIRMED}
+    state, _ = send(client, request_state, request_id=7).sealed()
+    other_tool = send(client, tampered_state, responses=answers, state=state)
+    assert other_tool.error() == (400, INVALID_PARAMS_ERROR)
+    other_meta = send(
+        client, request_state, responses=answers, state=state, capabilities={"elicitation": {}}
+    )
+    assert other_meta.error() == (400, INVALID_PARAMS_ERROR)
+    same_id = send(client, request_state, responses=answers, state=state, request_id=7)
+    assert same_id.error() == (400, INVALID_PARAMS_ERROR)
+    typed_id = send(client, request_state, responses=answers, state=state, request_id="7")
+    assert typed_id.result == says(STATE_TOOLS[request_state])
+
+
+def test_mrtr_multiple_inputs_in_one_result(client: TestClient) -> None:
+    name = "test_input_required_result_multiple_inputs"
+    requests = {"user_name": ASK_NAME, "greeting": ASK_GREETING, "client_roots": ASK_ROOTS}
+    state, rest = send(client, name).sealed()
+    assert rest == asks(requests)
+    answers = {"user_name": ALICE, "greeting": PARIS, "client_roots": CLIENT_ROOTS}
+    for missing in answers:  # two answers of three: all three are asked for again
+        partial = {key: value for key, value in answers.items() if key != missing}
+        again, rest = send(client, name, responses=partial, state=state).sealed()
+        assert rest == asks(requests)
+        assert again != state
+    assert send(client, name, responses=answers).sealed()[1] == asks(requests)  # no state
+    done = send(client, name, responses=answers, state=state)
+    assert done.result == says("All three inputs arrived")
+
+
+def test_mrtr_multi_round_carries_a_new_state_each_round(client: TestClient) -> None:
+    name = "test_input_required_result_multi_round"
+    first, rest = send(client, name).sealed()
+    assert rest == asks({"step1": ASK_STEP1})
+    second, rest = send(client, name, responses={"step1": ALICE}, state=first).sealed()
+    assert rest == asks({"step2": ASK_COLOR})
+    assert second != first
+    done = send(client, name, responses={"step2": BLUE}, state=second)
+    assert done.result == says("Alice likes blue")
+    # The first round's state does not stand in for the second: the colour alone is not
+    # enough, so step 1 is asked again.
+    restart, rest = send(client, name, responses={"step2": BLUE}, state=first).sealed()
+    assert rest == asks({"step1": ASK_STEP1})
+    assert restart not in (first, second)
+
+
+def test_mrtr_a_state_past_the_round_cap_is_the_fixed_internal_error(client: TestClient) -> None:
+    """``Limits.max_request_state_rounds`` (10) counts emitted continuations: round 1 and nine
+    re-emissions are answered, the tenth re-emission is a contract failure (500 / -32603)."""
+    name = "test_input_required_result_multi_round"
+    declined = {"step1": {"action": "decline"}}
+    states = [send(client, name).sealed()[0]]
+    for _ in range(9):
+        state, rest = send(client, name, responses=declined, state=states[-1]).sealed()
+        assert rest == asks({"step1": ASK_STEP1})
+        states.append(state)
+    assert len(set(states)) == 10
+    assert send(client, name, responses=declined, state=states[-1]).error() == (500, INTERNAL_ERROR)
+    # The last state still opens (a refused state is 400): only emitting again fails, here
+    # step 2, which would be the eleventh round.
+    finished = send(client, name, responses={"step1": ALICE}, state=states[-1])
+    assert finished.error() == (500, INTERNAL_ERROR)
+    assert send(client, name, responses={"step1": ALICE}, state=states[-2]).sealed()[1] == asks(
+        {"step2": ASK_COLOR}
+    )
+
+
+@pytest.mark.parametrize(
+    ("declared", "keys"),
+    [
+        (EVERY_INPUT, ("user_name", "greeting", "client_roots")),
+        ({"sampling": {}}, ("greeting",)),
+        ({"elicitation": {}}, ("user_name",)),
+        ({"roots": {}}, ("client_roots",)),
+        ({"elicitation": {"form": {}}, "roots": {}}, ("user_name", "client_roots")),
+    ],
+)
+def test_mrtr_capabilities_asks_only_for_what_the_client_declared(
+    client: TestClient, declared: Mapping[str, object], keys: tuple[str, ...]
+) -> None:
+    name = "test_input_required_result_capabilities"
+    every = {"user_name": ASK_NAME, "greeting": ASK_GREETING, "client_roots": ASK_ROOTS}
+    answers = {"user_name": ALICE, "greeting": PARIS, "client_roots": CLIENT_ROOTS}
+    asked = send(client, name, capabilities=declared)
+    assert asked.result == asks({key: every[key] for key in keys})
+    retry = {key: answers[key] for key in keys}
+    done = send(client, name, capabilities=declared, responses=retry)
+    assert done.result == says("Inputs received")
+
+
+def test_mrtr_capabilities_without_any_declared_capability_completes(client: TestClient) -> None:
+    reply = send(client, "test_input_required_result_capabilities", capabilities={})
+    assert reply.result == says("The client declared no input capability")
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"action": "decline"},
+        {"action": "cancel"},
+        {"action": "decline", "content": {"name": "Alice"}},
+        {"action": "accept"},
+        {"action": "accept", "content": {}},
+        {"action": "accept", "content": {"nom": "Alice"}},
+        {"action": "accept", "content": {"name": 5}},
+        {"action": "accept", "content": {"name": True}},
+        {"action": "accept", "content": {"name": ["Alice"]}},
+    ],
+)
+def test_mrtr_a_declined_or_unusable_elicitation_asks_again(
+    client: TestClient, answer: object
+) -> None:
+    name = "test_input_required_result_elicitation"
+    assert send(client, name, responses={"user_name": answer}).result == asks(
+        {"user_name": ASK_NAME}
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "key", "asked", "responses"),
+    [
+        ("test_input_required_result_elicitation", "user_name", ASK_NAME, {}),
+        ("test_input_required_result_elicitation", "user_name", ASK_NAME, {"name": ALICE}),
+        ("test_input_required_result_elicitation", "user_name", ASK_NAME, {"user_name": PARIS}),
+        ("test_input_required_result_elicitation", "user_name", ASK_NAME,
+         {"user_name": CLIENT_ROOTS}),
+        ("test_input_required_result_sampling", "capital_question", ASK_CAPITAL, {}),
+        ("test_input_required_result_sampling", "capital_question", ASK_CAPITAL,
+         {"capital": PARIS}),
+        ("test_input_required_result_sampling", "capital_question", ASK_CAPITAL,
+         {"capital_question": ALICE}),
+        ("test_input_required_result_list_roots", "client_roots", ASK_ROOTS, {}),
+        ("test_input_required_result_list_roots", "client_roots", ASK_ROOTS,
+         {"roots": CLIENT_ROOTS}),
+        ("test_input_required_result_list_roots", "client_roots", ASK_ROOTS,
+         {"client_roots": PARIS}),
+    ],
+)  # fmt: skip
+def test_mrtr_missing_or_wrong_keys_ask_again(
+    client: TestClient, name: str, key: str, asked: object, responses: object
+) -> None:
+    """A missing key, another key or an answer of another kind is not an error: the tool
+    asks again (input-required-result-missing-input-response)."""
+    assert send(client, name, responses=responses).result == asks({key: asked})
+
+
+def test_mrtr_extra_responses_are_ignored(client: TestClient) -> None:
+    extra = {"user_name": ALICE, "unasked": CLIENT_ROOTS, "also": PARIS}
+    reply = send(client, "test_input_required_result_elicitation", responses=extra)
+    assert reply.result == says("Hello, Alice!")
+
+
+@pytest.mark.parametrize(
+    "responses",
+    [
+        "user_name",
+        ["user_name"],
+        5,
+        {"user_name": "Alice"},
+        {"user_name": None},
+        {"user_name": {"action": "maybe"}},
+        {"user_name": {"action": "accept", "content": {"name": None}}},
+        {"user_name": {"action": "accept", "content": {"name": {"first": "Alice"}}}},
+        {"user_name": {"action": "accept", "content": "Alice"}},
+        {"user_name": {"role": "assistant", "content": {"type": "text"}, "model": "m"}},
+        {"user_name": {"roots": [{"name": "R"}]}},
+    ],
+)
+def test_mrtr_malformed_input_responses_are_invalid_params(
+    client: TestClient, responses: object
+) -> None:
+    """The wire check of ``inputResponses`` (input-required-result-validate-input)."""
+    reply = send(client, "test_input_required_result_elicitation", responses=responses)
+    assert reply.error() == (400, INVALID_PARAMS_ERROR)
+
+
+@pytest.mark.parametrize(
+    ("name", "method", "declared", "missing"),
+    [
+        ("test_input_required_result_elicitation", "tools/call", {}, {"elicitation": {"form": {}}}),
+        ("test_input_required_result_elicitation", "tools/call", {"elicitation": {"url": {}}},
+         {"elicitation": {"form": {}}}),
+        ("test_input_required_result_sampling", "tools/call", {"roots": {}}, {"sampling": {}}),
+        ("test_input_required_result_list_roots", "tools/call", {"sampling": {}}, {"roots": {}}),
+        ("test_input_required_result_request_state", "tools/call", {},
+         {"elicitation": {"form": {}}}),
+        ("test_input_required_result_multiple_inputs", "tools/call", {"sampling": {}},
+         {"elicitation": {"form": {}}, "roots": {}}),
+        ("test_input_required_result_multiple_inputs", "tools/call", {},
+         {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}),
+        ("test_input_required_result_prompt", "prompts/get", {}, {"elicitation": {"form": {}}}),
+    ],
+)  # fmt: skip
+def test_mrtr_a_request_the_client_cannot_answer_is_32021(
+    client: TestClient,
+    name: str,
+    method: str,
+    declared: Mapping[str, object],
+    missing: object,
+) -> None:
+    """The CONDITIONAL check when the result is emitted: every missing capability together."""
+    reply = send(client, name, method=method, capabilities=declared)
+    assert reply.error() == (
+        400,
+        {
+            "code": -32021,
+            "message": "Missing required client capability",
+            "data": {"requiredCapabilities": missing},
+        },
+    )
+
+
+# --- multi-round input: edge cases (each was a bug once) ------------------------------------
+
+
+def test_mrtr_capabilities_with_only_url_elicitation_asks_for_nothing(client: TestClient) -> None:
+    reply = send(
+        client, "test_input_required_result_capabilities", capabilities={"elicitation": {"url": {}}}
+    )
+    assert reply.result == says("The client declared no input capability")
+
+
+def _asking_endpoint(state: str) -> EndpointRegistry:
+    """One tool with a conditional elicitation that logs before asking, and one with
+    application-protected state ``state``."""
+
+    @mcpkit.endpoint(path="/mcp", name="ask", version="1", revisions={MODERN})
+    class Asking:
+        @mcpkit.tool(
+            name="log_then_ask", input_requests=[InputRequestDeclaration.elicitation_form()]
         )
-        done = client.post("/mcp", retry, headers=headers)
-        assert cast(Any, done.json)["result"]["content"] == [
-            {"type": "text", "text": "Elicitation answered: accept"}
-        ]
-        refused = client.post("/mcp", modern_request("tools/call", params, id=3), headers=headers)
-        assert refused.status == 400
-        refusal: Any = refused.json
-        assert refusal["error"]["code"] == -32021
-        assert refusal["error"]["data"] == {"requiredCapabilities": {"elicitation": {}}}
+        def log_then_ask(
+            self, logger: RequestLogger | None
+        ) -> CompleteResult | InputRequiredResult:
+            if logger is not None:
+                logger.info("about to ask")
+            return InputRequiredResult(input_requests={"user_name": ASK_NAME})
+
+        @mcpkit.tool(
+            name="app_state",
+            input_requests=[InputRequestDeclaration.elicitation_form()],
+            request_state_mode=RequestStateMode.APPLICATION_PROTECTED,
+        )
+        def app_state(self, ctx: RequestContext) -> CompleteResult | InputRequiredResult:
+            if ctx.request_state == state:
+                return CompleteResult.from_tool_text("state echoed")
+            return InputRequiredResult(request_state=state)
+
+    return EndpointRegistry.from_classes(Asking)
+
+
+def test_mrtr_a_conditional_refusal_after_a_log_message_is_still_400() -> None:
+    with TestClient(Server(_asking_endpoint("s"))) as asking:
+        params: dict[str, object] = {
+            "name": "log_then_ask",
+            "arguments": {},
+            "_meta": {"io.modelcontextprotocol/logLevel": "info"},
+        }
+        response = asking.post(
+            "/mcp",
+            modern_request("tools/call", params),
+            headers=modern_headers("tools/call", "log_then_ask"),
+        )
+        assert_valid(MODERN.wire, "tools/call", response.messages)
+        assert response.status == 400
+        assert response.header("content-type") == "application/json"
+        error: Any = response.json
+        assert error["error"]["code"] == -32021
+
+
+def test_mrtr_an_application_state_the_server_writes_is_accepted_back() -> None:
+    state = "s" * 2_000
+    server = Server(_asking_endpoint(state), limits=Limits(max_request_state_bytes=1_024))
+    with TestClient(server) as asking:
+        # A state the client could not send back is refused when it is emitted, as a
+        # contract failure, never written and then refused on the retry.
+        assert send(asking, "app_state").error() == (500, INTERNAL_ERROR)
+
+
+def test_a_server_serves_a_second_test_client_after_the_first_closed() -> None:
+    server = example.server.configured()  # a copy: example.server stays usable for this module
+    with TestClient(server) as first:
+        assert send(first, "test_input_required_result_elicitation").result == asks(
+            {"user_name": ASK_NAME}
+        )
+    with TestClient(server) as second:
+        assert send(second, "test_input_required_result_elicitation").result == asks(
+            {"user_name": ASK_NAME}
+        )

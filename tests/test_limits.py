@@ -34,6 +34,10 @@ DEFAULTS: Final[dict[str, tuple[float, str]]] = {
     "max_binary_item_bytes": (786_432, "binary-item"),
     "max_header_param_bytes": (16 * KiB, "mcp-param-header"),
     "max_templated_uri_chars": (65_535, "templated-uri"),
+    "max_request_state_bytes": (65_536, "request-state-encoded"),
+    "max_request_state_decoded_bytes": (49_152, "request-state-decoded"),
+    "request_state_lifetime_seconds": (900.0, "request-state-lifetime"),
+    "max_request_state_rounds": (10, "request-state-rounds"),
     "handler_slots": (32, "handler-slots"),
     "max_queued_requests": (128, "queue"),
     "request_timeout_seconds": (60.0, "deadline"),
@@ -63,6 +67,10 @@ RANGES: Final[dict[str, tuple[float, float]]] = {
     "max_binary_item_bytes": (1, 786_432),
     "max_header_param_bytes": (1, 64 * KiB),
     "max_templated_uri_chars": (1, 1_048_576),
+    "max_request_state_bytes": (1, 1 * MiB),
+    "max_request_state_decoded_bytes": (1, 1 * MiB),
+    "request_state_lifetime_seconds": (1.0, 7 * DAY),
+    "max_request_state_rounds": (1, 2**31 - 1),
     "handler_slots": (1, 4_096),
     "max_queued_requests": (0, 65_536),
     "request_timeout_seconds": (0.001, 86_400.0),
@@ -114,6 +122,7 @@ def test_tables_cover_every_field() -> None:
     assert set(DEFAULTS) == set(FIELDS)
     assert set(RANGES) == set(FIELDS)
     assert sorted(FLOAT_FIELDS) == [
+        "request_state_lifetime_seconds",
         "request_timeout_seconds",
         "session_absolute_timeout_seconds",
         "session_idle_timeout_seconds",

@@ -26,6 +26,7 @@ from mcpkit.errors import OutputFailure as OutputFailure
 from mcpkit.errors import Overloaded as Overloaded
 from mcpkit.errors import ParseError as ParseError
 from mcpkit.errors import ParseFailure as ParseFailure
+from mcpkit.errors import ProtectorUnavailable as ProtectorUnavailable
 from mcpkit.errors import ProtocolError as ProtocolError
 from mcpkit.errors import RateLimited as RateLimited
 from mcpkit.errors import ResourceNotFound as ResourceNotFound
@@ -43,12 +44,16 @@ from mcpkit.model import CancellationToken as CancellationToken
 from mcpkit.model import CompleteResult as CompleteResult
 from mcpkit.model import Completion as Completion
 from mcpkit.model import ContentBlock as ContentBlock
+from mcpkit.model import ElicitationResponse as ElicitationResponse
+from mcpkit.model import ElicitationValue as ElicitationValue
 from mcpkit.model import EmbeddedResource as EmbeddedResource
 from mcpkit.model import Endpoint as Endpoint
 from mcpkit.model import EndpointRegistry as EndpointRegistry
 from mcpkit.model import Icon as Icon
 from mcpkit.model import ImageContent as ImageContent
 from mcpkit.model import Implementation as Implementation
+from mcpkit.model import InputRequestDeclaration as InputRequestDeclaration
+from mcpkit.model import InputRequestKind as InputRequestKind
 from mcpkit.model import InputRequiredResult as InputRequiredResult
 from mcpkit.model import InvocationFeatures as InvocationFeatures
 from mcpkit.model import OperationResult as OperationResult
@@ -61,6 +66,7 @@ from mcpkit.model import PromptRegistration as PromptRegistration
 from mcpkit.model import RequestContext as RequestContext
 from mcpkit.model import RequestLogger as RequestLogger
 from mcpkit.model import RequestStateMode as RequestStateMode
+from mcpkit.model import Requirement as Requirement
 from mcpkit.model import ResourceDescriptor as ResourceDescriptor
 from mcpkit.model import ResourceLink as ResourceLink
 from mcpkit.model import ResourceListPage as ResourceListPage
@@ -69,6 +75,9 @@ from mcpkit.model import ResourceOutput as ResourceOutput
 from mcpkit.model import ResourceRegistration as ResourceRegistration
 from mcpkit.model import Revision as Revision
 from mcpkit.model import Role as Role
+from mcpkit.model import Root as Root
+from mcpkit.model import RootsResponse as RootsResponse
+from mcpkit.model import SamplingResponse as SamplingResponse
 from mcpkit.model import TaskCreatedResult as TaskCreatedResult
 from mcpkit.model import TextContent as TextContent
 from mcpkit.model import TextResourceContents as TextResourceContents
@@ -77,7 +86,9 @@ from mcpkit.model import ToolArguments as ToolArguments
 from mcpkit.model import ToolOutput as ToolOutput
 from mcpkit.model import ToolRegistration as ToolRegistration
 from mcpkit.model import UriParam as UriParam
+from mcpkit.model import check_input_responses as check_input_responses
 from mcpkit.model import endpoint as endpoint
+from mcpkit.model import missing_capabilities as missing_capabilities
 from mcpkit.model import prompt as prompt
 from mcpkit.model import resource as resource
 from mcpkit.model import resource_list as resource_list
@@ -94,6 +105,9 @@ if _TYPE_CHECKING:
     from mcpkit.server import AdmissionRequest as AdmissionRequest
     from mcpkit.server import Admitted as Admitted
     from mcpkit.server import CorsPolicy as CorsPolicy
+    from mcpkit.server import Keyring as Keyring
+    from mcpkit.server import KeyringSnapshot as KeyringSnapshot
+    from mcpkit.server import ProtectionKey as ProtectionKey
     from mcpkit.server import Rejected as Rejected
 
 # The serving names load the engine, asyncio and the transports, so they are imported when first
@@ -102,6 +116,9 @@ _LAZY = {
     "AdmissionRequest": "mcpkit.server",
     "Admitted": "mcpkit.server",
     "CorsPolicy": "mcpkit.server",
+    "Keyring": "mcpkit.server",
+    "KeyringSnapshot": "mcpkit.server",
+    "ProtectionKey": "mcpkit.server",
     "Rejected": "mcpkit.server",
     "Server": "mcpkit.cli",
 }
@@ -139,6 +156,8 @@ __all__ = (
     "ContentBlock",
     "CorsPolicy",
     "DeadlineExceeded",
+    "ElicitationResponse",
+    "ElicitationValue",
     "EmbeddedResource",
     "Endpoint",
     "EndpointRegistry",
@@ -146,6 +165,8 @@ __all__ = (
     "Icon",
     "ImageContent",
     "Implementation",
+    "InputRequestDeclaration",
+    "InputRequestKind",
     "InputRequiredResult",
     "Int8",
     "Int16",
@@ -156,6 +177,8 @@ __all__ = (
     "InvalidRequest",
     "InvalidValueError",
     "InvocationFeatures",
+    "Keyring",
+    "KeyringSnapshot",
     "Limits",
     "MCPKitError",
     "MethodNotFound",
@@ -172,12 +195,15 @@ __all__ = (
     "PromptMessage",
     "PromptOutput",
     "PromptRegistration",
+    "ProtectionKey",
+    "ProtectorUnavailable",
     "ProtocolError",
     "RateLimited",
     "Rejected",
     "RequestContext",
     "RequestLogger",
     "RequestStateMode",
+    "Requirement",
     "ResourceDescriptor",
     "ResourceLink",
     "ResourceListPage",
@@ -187,6 +213,9 @@ __all__ = (
     "ResourceRegistration",
     "Revision",
     "Role",
+    "Root",
+    "RootsResponse",
+    "SamplingResponse",
     "SchemaError",
     "Server",
     "TaskCreatedResult",
@@ -200,7 +229,9 @@ __all__ = (
     "UriParam",
     "Width",
     "__version__",
+    "check_input_responses",
     "endpoint",
+    "missing_capabilities",
     "prompt",
     "resource",
     "resource_list",

@@ -19,7 +19,8 @@ Tree::
     │   │   ├── OutputError           -32603  200  what the application returned cannot be written
     │   │   ├── Overloaded            -32603  503  no handler slot: queue full, or the deadline
     │   │   │                                      passed while queued
-    │   │   └── DeadlineExceeded      -32603  504  the deadline passed while the handler ran
+    │   │   ├── DeadlineExceeded      -32603  504  the deadline passed while the handler ran
+    │   │   └── ProtectorUnavailable  -32603  503  request state could not be sealed or opened
     │   ├── ResourceNotFound          -32002  200  (2025 revisions; 2026 maps not-found to -32602)
     │   ├── HeaderMismatch            -32020  400
     │   ├── MissingClientCapability   -32021  400
@@ -59,6 +60,7 @@ __all__ = [
     "Overloaded",
     "ParseError",
     "ParseFailure",
+    "ProtectorUnavailable",
     "ProtocolError",
     "RateLimited",
     "ResourceNotFound",
@@ -224,6 +226,14 @@ class DeadlineExceeded(InternalError):
 
 # Longest resource URI echoed in ``data.uri``; a longer one is left out.
 _MAX_ECHOED_URI = 65_535
+
+
+class ProtectorUnavailable(InternalError):
+    """Framework-protected request state could not be sealed or opened because the protector
+    (randomness, the cryptographic provider, the keyring) is unavailable; soklet4-digest §2.4:
+    503 / -32603, with nothing about the cause."""
+
+    http_status = 503
 
 
 class ResourceNotFound(ProtocolError):

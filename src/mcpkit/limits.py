@@ -34,6 +34,10 @@ _RANGES: Final[dict[str, tuple[float, float]]] = {
     "max_binary_item_bytes": (1, 786_432),
     "max_header_param_bytes": (1, 64 * KiB),
     "max_templated_uri_chars": (1, 1_048_576),
+    "max_request_state_bytes": (1, 1 * MiB),
+    "max_request_state_decoded_bytes": (1, 1 * MiB),
+    "request_state_lifetime_seconds": (1.0, 7 * 86_400.0),
+    "max_request_state_rounds": (1, 2**31 - 1),
     "handler_slots": (1, 4_096),
     "max_queued_requests": (0, 65_536),
     "request_timeout_seconds": (0.001, 86_400.0),
@@ -47,7 +51,12 @@ _RANGES: Final[dict[str, tuple[float, float]]] = {
 }
 
 _FLOAT_FIELDS: Final = frozenset(
-    {"request_timeout_seconds", "session_idle_timeout_seconds", "session_absolute_timeout_seconds"}
+    {
+        "request_timeout_seconds",
+        "session_idle_timeout_seconds",
+        "session_absolute_timeout_seconds",
+        "request_state_lifetime_seconds",
+    }
 )
 
 
@@ -89,10 +98,20 @@ class Limits:
     max_binary_item_bytes: int = 786_432
     """Raw bytes of one image, audio or blob item (base64 fits 1,048,576 characters)."""
     max_header_param_bytes: int = 16 * KiB
+    """Decoded UTF-8 bytes of one mirrored ``Mcp-Param-*`` value."""
     max_templated_uri_chars: int = 65_535
     """Characters of a ``resources/read`` URI tried against resource templates (Soklet's bound);
     a longer URI can still match an exact resource, never a template."""
-    """Decoded UTF-8 bytes of one mirrored ``Mcp-Param-*`` value."""
+
+    # Multi-round request state (soklet4-digest §2.3-2.4)
+    max_request_state_bytes: int = 65_536
+    """UTF-8 bytes of one ``requestState`` string, application- or framework-protected."""
+    max_request_state_decoded_bytes: int = 49_152
+    """Bytes of a framework-sealed state's decoded envelope and of its plaintext."""
+    request_state_lifetime_seconds: float = 15 * 60.0
+    """How long a framework-sealed state stays valid after its first round."""
+    max_request_state_rounds: int = 10
+    """Continuations one framework-sealed state may be carried through."""
 
     # Execution
     handler_slots: int = 32

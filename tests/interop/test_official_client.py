@@ -12,7 +12,13 @@ Every HTTP response body the client receives is recorded by an httpx2 transport 
 client, and each JSON-RPC message in it (the JSON body, or every SSE ``data:`` event) is
 checked against the official (closed) schema of the negotiated revision: the JSON-RPC envelope,
 then the result definition of the method it answers or the notification's own definition
-(DESIGN.md §9).
+(DESIGN.md §9); on 2026-07-28 an ``input_required`` result is checked against
+``InputRequiredResult`` instead.
+
+On 2026-07-28 the high-level ``mcp.Client`` also completes multi-round input against the
+fixture's ``test_input_required_result_*`` tools and prompt: its elicitation, sampling and
+roots callbacks answer the embedded requests, and it retries with ``inputResponses`` and the
+sealed ``requestState`` (over Streamable HTTP, and once over stdio).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import httpx2
 import mcp.types as types
 import pytest
 from mcp.client import Client, ClientSession
+from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -94,6 +101,16 @@ NOTIFICATIONS: Final = {
     "notifications/progress": "ProgressNotification",
     "notifications/message": "LoggingMessageNotification",
 }
+
+
+# The methods whose 2026-07-28 answer may be an input-required result (spec brief §3.6).
+MULTI_ROUND: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
+
+
+def _input_required(result: object) -> bool:
+    """Whether ``result`` says it is an ``InputRequiredResult``: then it is checked against
+    that definition instead of the method's own result."""
+    return isinstance(result, dict) and result.get("resultType") == "input_required"
 
 
 def envelopes(revision: str) -> tuple[str, str]:
@@ -215,8 +232,11 @@ class Wire:
                 found.append(f"not a JSON-RPC message object: {message!r}")
             elif "result" in message:
                 check(result_envelope, message)
-                if method in RESULTS:
-                    check(RESULTS[method], message["result"])
+                result = message["result"]
+                if self.revision == MODERN and _input_required(result) and method in MULTI_ROUND:
+                    check("InputRequiredResult", result)
+                elif method in RESULTS:
+                    check(RESULTS[method], result)
                 else:
                     found.append(f"a result for an unexpected method {method!r}")
             elif "error" in message:
@@ -549,3 +569,273 @@ def test_stdio_tools_prompts_and_resources(revision: str) -> None:
         except Exception as error:
             errlog.seek(0)
             pytest.fail(f"{error!r}\nserver stderr:\n{errlog.read()}")
+
+
+# --- multi-round input (2026-07-28) ----------------------------------------------------------
+# ``mcp.Client`` drives an input-required result itself (``mcp.client._input_required``): it
+# runs each embedded request through its elicitation / sampling / roots callback, then retries
+# the original request with ``inputResponses`` and the echoed ``requestState`` under a fresh id.
+
+# What the harness answers, by the field each form asks for.
+FORM_ANSWERS: Final[dict[str, Any]] = {
+    "name": "Alice",
+    "ok": True,
+    "context": "testing",
+    "color": "blue",
+}
+CLIENT_ROOT: Final = types.Root.model_validate({"uri": "file:///r", "name": "R"})
+
+
+@dataclass
+class Answerer:
+    """The client's callbacks, answering as the conformance harness does and remembering what
+    it was asked."""
+
+    asked: list[str] = field(default_factory=list)
+
+    async def elicitation(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        assert isinstance(params, types.ElicitRequestFormParams)
+        self.asked.append(params.message)
+        fields = params.requested_schema["properties"]
+        return types.ElicitResult(
+            action="accept", content={name: FORM_ANSWERS[name] for name in fields}
+        )
+
+    async def sampling(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult:
+        [message] = params.messages
+        self.asked.append(text_of(message.content))
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text="Paris"),
+            model="m",
+            stop_reason="endTurn",
+        )
+
+    async def roots(self, context: ClientRequestContext) -> types.ListRootsResult:
+        self.asked.append("roots")
+        return types.ListRootsResult(roots=[CLIENT_ROOT])
+
+
+MultiRound = Callable[[Client], Awaitable[None]]
+
+
+def drive_client(url: str, scenario: MultiRound, answerer: Answerer, *, every: bool) -> Wire:
+    """Run ``scenario`` with a high-level ``mcp.Client`` (``mode="auto"``, so 2026-07-28)
+    holding the elicitation callback, and the sampling and roots callbacks when ``every``."""
+    recorder = RecordingTransport()
+
+    async def main() -> None:
+        async with (
+            httpx2.AsyncClient(transport=recorder, timeout=httpx2.Timeout(30.0)) as http,
+            Client(
+                streamable_http_client(url, http_client=http),
+                client_info=CLIENT_INFO,
+                elicitation_callback=answerer.elicitation,
+                sampling_callback=answerer.sampling if every else None,
+                list_roots_callback=answerer.roots if every else None,
+            ) as client,
+        ):
+            assert client.protocol_version == MODERN
+            await scenario(client)
+
+    asyncio.run(asyncio.wait_for(main(), TIMEOUT_SECONDS))
+    return Wire(MODERN, recorder.exchanges)
+
+
+def rounds(wire: Wire, method: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Each ``method`` request the client sent, with the result it received, in order."""
+    found: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    for exchange in wire.exchanges:
+        sent = json.loads(exchange.request) if exchange.request else None
+        if not isinstance(sent, dict) or sent.get("method") != method:
+            continue
+        [(_, message)] = Wire(MODERN, [exchange]).messages()
+        assert message["id"] == sent["id"]
+        found.append((sent, message["result"]))
+    return found
+
+
+def test_schema_check_reads_input_required_results() -> None:
+    """On 2026-07-28 an ``input_required`` result of a multi-round method is checked against
+    ``InputRequiredResult`` (so a wrong input request is reported); elsewhere it is not one."""
+    asking = (
+        b'{"jsonrpc":"2.0","id":7,"result":{"resultType":"input_required","inputRequests":'
+        b'{"k":{"method":"roots/list"}},"requestState":"s"}}'
+    )
+    assert Wire(MODERN, [answer("application/json", asking)]).problems() == []
+    wrong = asking.replace(b"roots/list", b"roots/lost")
+    problems = Wire(MODERN, [answer("application/json", wrong)]).problems()
+    assert problems and all(p.startswith("InputRequiredResult:") for p in problems)
+    stateless = asking.replace(b',"requestState":"s"', b',"requestState":7')
+    assert Wire(MODERN, [answer("application/json", stateless)]).problems() == [
+        "InputRequiredResult: 7 is not of type 'string'"
+    ]
+    # On a 2025 revision there is no such result: it fails the method's own definition.
+    assert any(
+        p.startswith("CallToolResult:")
+        for p in Wire(NOVEMBER, [answer("application/json", asking)]).problems()
+    )
+
+
+@pytest.mark.parametrize(
+    ("tool", "every", "text", "asked"),
+    [
+        ("test_input_required_result_elicitation", False, "Hello, Alice!", ["What is your name?"]),
+        ("test_input_required_result_sampling", True, "The model answered: Paris",
+         ["What is the capital of France?"]),
+        ("test_input_required_result_list_roots", True, "Client roots: file:///r", ["roots"]),
+        ("test_input_required_result_capabilities", False, "Inputs received",
+         ["What is your name?"]),
+    ],
+)  # fmt: skip
+def test_high_level_client_completes_one_round_of_input(
+    server_url: str, tool: str, every: bool, text: str, asked: list[str]
+) -> None:
+    """Round 1 is an input-required result, the client's callback answers, and the retry
+    (a fresh id, the answers in ``inputResponses``, no state) completes."""
+    answerer = Answerer()
+
+    async def scenario(client: Client) -> None:
+        result = await client.call_tool(tool, {})
+        assert result.is_error is False
+        assert [text_of(block) for block in result.content] == [text]
+
+    wire = drive_client(server_url, scenario, answerer, every=every)
+    assert wire.problems() == []
+    assert answerer.asked == asked
+    # (the client lists the tools after the call, to validate the final result)
+    assert [m for m in wire.answered() if m != "tools/list"] == [
+        "server/discover", "tools/call", "tools/call",
+    ]  # fmt: skip
+    (first, asking), (retry, done) = rounds(wire, "tools/call")
+    assert asking["resultType"] == "input_required"
+    assert "requestState" not in asking
+    assert done["resultType"] == "complete"
+    assert retry["id"] != first["id"]
+    assert set(retry["params"]["inputResponses"]) == set(asking["inputRequests"])
+    assert "requestState" not in retry["params"]
+
+
+def test_high_level_client_completes_multiple_inputs_with_every_callback(server_url: str) -> None:
+    answerer = Answerer()
+
+    async def scenario(client: Client) -> None:
+        result = await client.call_tool("test_input_required_result_multiple_inputs", {})
+        assert [text_of(block) for block in result.content] == ["All three inputs arrived"]
+
+    wire = drive_client(server_url, scenario, answerer, every=True)
+    assert wire.problems() == []
+    assert sorted(answerer.asked) == ["Say hello to the user", "What is your name?", "roots"]
+    (_, asking), (retry, _) = rounds(wire, "tools/call")
+    assert retry["params"]["inputResponses"] == {
+        "user_name": {"action": "accept", "content": {"name": "Alice"}},
+        "greeting": {
+            "role": "assistant",
+            "content": {"type": "text", "text": "Paris"},
+            "model": "m",
+            "stopReason": "endTurn",
+        },
+        "client_roots": {"roots": [{"uri": "file:///r", "name": "R"}]},
+    }
+    assert retry["params"]["requestState"] == asking["requestState"]
+
+
+def test_high_level_client_carries_the_sealed_request_state(server_url: str) -> None:
+    """The framework-sealed ``requestState`` goes back byte for byte with the confirmation,
+    and the server completes with ``state-ok``."""
+    answerer = Answerer()
+
+    async def scenario(client: Client) -> None:
+        result = await client.call_tool("test_input_required_result_request_state", {})
+        assert [text_of(block) for block in result.content] == [
+            "state-ok: the confirmation arrived with the sealed state"
+        ]
+
+    wire = drive_client(server_url, scenario, answerer, every=False)
+    assert wire.problems() == []
+    assert answerer.asked == ["Please confirm"]
+    (first, asking), (retry, done) = rounds(wire, "tools/call")
+    state = asking["requestState"]
+    assert state.startswith("soklet-mcp-request-state-v1.")
+    assert retry["params"]["requestState"] == state
+    assert retry["params"]["inputResponses"] == {
+        "confirm": {"action": "accept", "content": {"ok": True}}
+    }
+    assert retry["id"] != first["id"]
+    assert done["content"] == [
+        {"type": "text", "text": "state-ok: the confirmation arrived with the sealed state"}
+    ]
+
+
+def test_high_level_client_follows_three_rounds(server_url: str) -> None:
+    answerer = Answerer()
+
+    async def scenario(client: Client) -> None:
+        result = await client.call_tool("test_input_required_result_multi_round", {})
+        assert [text_of(block) for block in result.content] == ["Alice likes blue"]
+
+    wire = drive_client(server_url, scenario, answerer, every=False)
+    assert wire.problems() == []
+    assert answerer.asked == ["Step 1: What is your name?", "Step 2: What is your favorite color?"]
+    (one, first), (two, second), (three, _) = rounds(wire, "tools/call")
+    assert "requestState" not in one["params"]
+    assert two["params"]["requestState"] == first["requestState"]
+    assert three["params"]["requestState"] == second["requestState"]
+    assert first["requestState"] != second["requestState"]
+    assert len({one["id"], two["id"], three["id"]}) == 3
+
+
+def test_high_level_client_gets_the_multi_round_prompt(server_url: str) -> None:
+    answerer = Answerer()
+
+    async def scenario(client: Client) -> None:
+        got = await client.get_prompt("test_input_required_result_prompt")
+        assert [(m.role, text_of(m.content)) for m in got.messages] == [
+            ("user", "Context: testing")
+        ]
+
+    wire = drive_client(server_url, scenario, answerer, every=False)
+    assert wire.problems() == []
+    assert answerer.asked == ["What context should the prompt use?"]
+    assert wire.answered() == ["server/discover", "prompts/get", "prompts/get"]
+    (_, asking), (retry, _) = rounds(wire, "prompts/get")
+    assert asking["resultType"] == "input_required"
+    assert retry["params"]["inputResponses"] == {
+        "user_context": {"action": "accept", "content": {"context": "testing"}}
+    }
+
+
+def test_stdio_high_level_client_completes_an_elicitation() -> None:
+    """The same multi-round call over stdio (``mcpkit serve ... --stdio``)."""
+    parameters = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mcpkit", "serve", str(EVERYTHING), "--stdio"],
+        cwd=ROOT,
+    )
+    answerer = Answerer()
+
+    async def main(errlog: Any) -> None:
+        async with Client(
+            stdio_client(parameters, errlog=errlog),
+            client_info=CLIENT_INFO,
+            elicitation_callback=answerer.elicitation,
+        ) as client:
+            assert client.protocol_version == MODERN
+            result = await client.call_tool("test_input_required_result_elicitation", {})
+            assert [text_of(block) for block in result.content] == ["Hello, Alice!"]
+            state = await client.call_tool("test_input_required_result_request_state", {})
+            assert [text_of(block) for block in state.content] == [
+                "state-ok: the confirmation arrived with the sealed state"
+            ]
+
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
+        try:
+            asyncio.run(asyncio.wait_for(main(errlog), TIMEOUT_SECONDS))
+        except Exception as error:
+            errlog.seek(0)
+            pytest.fail(f"{error!r}\nserver stderr:\n{errlog.read()}")
+    assert answerer.asked == ["What is your name?", "Please confirm"]

@@ -18,8 +18,17 @@ from typing import Any
 import pytest
 
 from mcpkit.errors import Cancelled, InvalidValueError, MCPKitError
-from mcpkit.json import JsonArray, JsonObject
-from mcpkit.model import Icon, Implementation, Revision
+from mcpkit.json import JsonArray, JsonObject, from_python
+from mcpkit.model import (
+    UNSET,
+    ElicitationResponse,
+    Icon,
+    Implementation,
+    Revision,
+    Role,
+    Root,
+    RootsResponse,
+)
 from mcpkit.model._context import (
     CancellationToken,
     InvocationFeatures,
@@ -138,6 +147,7 @@ def test_defaults_are_empty_HC_04_HC_08() -> None:
     ctx = context()
     assert ctx.request_id is None and ctx.operation_name is None and ctx.request_state is None
     assert ctx.client_info is None and ctx.input_responses is None
+    assert ctx.framework_state is UNSET
     assert ctx.identity is None and ctx.http_request is None
     assert ctx.client_capabilities == {} and type(ctx.client_capabilities) is JsonObject
     assert ctx.meta == {} and type(ctx.meta) is JsonObject
@@ -213,6 +223,54 @@ def test_meta_input_responses_and_request_state_HC_08() -> None:
     assert isinstance(context(meta={"a": [1]}).meta["a"], JsonArray)
 
 
+RESPONSES = JsonObject(
+    {
+        "login": {"action": "accept", "content": {"name": "octocat"}},
+        "answer": {"role": "assistant", "content": {"type": "text", "text": "4"}, "model": "m"},
+        "roots": {"roots": [{"uri": "file:///repo", "name": "repo"}]},
+        "odd": [1, 2],
+        "bad": {"action": "maybe"},
+    }
+)
+
+
+def test_typed_input_responses_by_key_HC_08() -> None:
+    """HC-08: a handler reads the previous round's answers by the keys it chose, raw or as a
+    typed view; an absent key, or an answer of another shape, is ``None`` (the handler asks
+    again), never an error."""
+    ctx = context(input_responses=RESPONSES)
+    assert ctx.input_response("login") is RESPONSES["login"]
+    assert ctx.input_response("odd") is None and ctx.input_response("missing") is None
+    login = ctx.elicitation("login")
+    assert login == ElicitationResponse("accept", {"name": "octocat"})
+    answer = ctx.sampling("answer")
+    assert answer is not None and answer.role is Role.ASSISTANT and answer.model == "m"
+    assert answer.blocks == ({"type": "text", "text": "4"},)
+    assert ctx.roots("roots") == RootsResponse((Root("file:///repo", "repo"),))
+    for key in ("login", "answer", "roots", "odd", "bad", "missing"):
+        views = (ctx.elicitation(key), ctx.sampling(key), ctx.roots(key))
+        assert sum(view is not None for view in views) == (key in ("login", "answer", "roots"))
+    first_round = context()
+    assert first_round.input_response("login") is None
+    assert first_round.elicitation("login") is None
+    assert first_round.sampling("answer") is None and first_round.roots("roots") is None
+
+
+@pytest.mark.parametrize("state", [{"cart": [1, 2.5], "step": "pay"}, None, 0, "s", []])
+def test_framework_state_HC_08(state: object) -> None:
+    """HC-08: the verified, opened framework state (``FRAMEWORK_PROTECTED``), any JSON value
+    including null, distinct from the application's ``request_state`` string; ``UNSET`` when
+    there is none."""
+    ctx = context(framework_state=state)
+    assert ctx.framework_state == from_python(state)
+    assert type(ctx.framework_state) is type(from_python(state))
+    assert ctx.request_state is None
+    assert context().framework_state is UNSET
+    assert refusal(lambda: context(framework_state={SECRET})) == (
+        "RequestContext.framework_state: a JSON value cannot be a set"
+    )
+
+
 def test_trace_is_an_immutable_copy_HC_09() -> None:
     """HC-09: the validated trace context and baggage, frozen at construction."""
     source = {"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
@@ -266,6 +324,7 @@ def test_repr_shows_no_request_data() -> None:
         meta={"k": SECRET},
         input_responses={"k": SECRET},
         request_state=SECRET,
+        framework_state={"k": SECRET},
         trace={"baggage": SECRET},
         identity=SECRET,
     )

@@ -18,6 +18,8 @@ from mcpkit.model import (
     CachePolicy,
     CancellationToken,
     CompleteResult,
+    InputRequestDeclaration,
+    InputRequestKind,
     InputRequiredResult,
     InvocationFeatures,
     ProgressReporter,
@@ -25,6 +27,7 @@ from mcpkit.model import (
     PromptOutput,
     RequestContext,
     RequestStateMode,
+    Requirement,
     ResourceDescriptor,
     ResourceKind,
     ResourceListPage,
@@ -311,7 +314,7 @@ def test_an_16_every_tool_element_reaches_the_registration() -> None:
     class Options:
         @tool(name="edit", title="Edit", description="Edits an item", rate_limiter="writes",
               mirror_structured_content=False,
-              input_requests={"confirm": {"method": "elicitation/create", "params": {}}},
+              input_requests=[InputRequestDeclaration.elicitation_form()],
               request_state_mode=RequestStateMode.FRAMEWORK_PROTECTED)  # fmt: skip
         def edit(self, sku: str) -> CompleteResult | InputRequiredResult:
             return CompleteResult.from_tool_text(sku)
@@ -326,13 +329,13 @@ def test_an_16_every_tool_element_reaches_the_registration() -> None:
     assert (edit.name, edit.title, edit.description) == ("edit", "Edit", "Edits an item")
     assert edit.rate_limiter == "writes"
     assert edit.mirror_structured_content is False
-    assert edit.input_requests == {"confirm": {"method": "elicitation/create", "params": {}}}
+    assert edit.input_requests == (InputRequestDeclaration.elicitation_form(),)
     assert edit.request_state_mode is RequestStateMode.FRAMEWORK_PROTECTED
     plain = built.find_tool("plain", MODERN)
     assert plain is not None
     assert (plain.title, plain.description, plain.rate_limiter) == (None, None, None)
     assert plain.mirror_structured_content is True
-    assert plain.input_requests == {}
+    assert plain.input_requests == ()
     assert plain.request_state_mode is RequestStateMode.NONE
 
 
@@ -574,9 +577,10 @@ def test_hc_01_framework_parameters_are_injected_and_not_published() -> None:
     assert seen["progress"] is reporter and seen["legacy"] is reporter
 
 
-def test_advanced_tools_return_operation_results() -> None:
-    """AN-03 (tools): ``input_requests`` declares the client requests a multi-round tool may
-    make; such a tool returns operation results."""
+def test_advanced_tools_return_operation_results_AN_03() -> None:
+    """AN-03 (tools): ``input_requests`` declares the kinds of client request a multi-round
+    tool may make (``@McpMayRequestInput``), each required or conditional; such a tool
+    returns operation results."""
 
     @endpoint(path="/adv/mcp", name="a", version="1", revisions={MODERN})
     class Advanced:
@@ -584,7 +588,9 @@ def test_advanced_tools_return_operation_results() -> None:
         def plain(self, text: str) -> CompleteResult:
             return CompleteResult.from_tool_text(text)
 
-        @tool(name="asks", input_requests={"confirm": {"method": "roots/list"}},
+        @tool(name="asks",
+              input_requests=[InputRequestDeclaration.roots(Requirement.REQUIRED),
+                              InputRequestDeclaration.sampling()],
               request_state_mode=RequestStateMode.APPLICATION_PROTECTED)  # fmt: skip
         async def asks(self) -> CompleteResult | InputRequiredResult:
             return InputRequiredResult(request_state="s")
@@ -596,10 +602,52 @@ def test_advanced_tools_return_operation_results() -> None:
     assert plain.shape is asks.shape is ToolShape.ADVANCED
     assert plain.output_schema is None
     assert asks.request_state_mode is RequestStateMode.APPLICATION_PROTECTED
-    assert set(asks.input_requests) == {"confirm"}
+    assert asks.declared_kinds == {InputRequestKind.ROOTS, InputRequestKind.SAMPLING}
+    assert asks.required_kinds == {InputRequestKind.ROOTS}
     result = call_tool(built, "plain", {"text": "hi"})
     assert isinstance(result, CompleteResult)
     assert isinstance(call_tool(built, "asks", {}), InputRequiredResult)
+
+
+def test_prompts_and_resources_declare_input_requests_AN_03() -> None:
+    """AN-03 (prompts, resources): ``@prompt`` and ``@resource`` (exact and template) take the
+    same multi-round declarations as the programmatic factories."""
+    url = InputRequestDeclaration.elicitation_url(Requirement.REQUIRED)
+
+    @endpoint(path="/mrtr/mcp", name="a", version="1", revisions={MODERN, NOVEMBER})
+    class MultiRound:
+        @prompt(name="ask", revisions={MODERN}, input_requests=[url],
+                request_state_mode=RequestStateMode.FRAMEWORK_PROTECTED)  # fmt: skip
+        def ask(self) -> PromptOutput | InputRequiredResult:
+            return InputRequiredResult(framework_state={"round": 1})
+
+        @prompt(name="plain")
+        def plain(self) -> PromptOutput:
+            return text_prompt("hi")
+
+        @resource(uri="mem://exact", name="exact", revisions={MODERN},
+                  input_requests=(InputRequestDeclaration.roots(),))  # fmt: skip
+        def exact(self) -> ResourceOutput | InputRequiredResult:
+            return text_resource("mem://exact", "x")
+
+        @resource(uri="mem://items/{id}", name="item", revisions={MODERN},
+                  request_state_mode=RequestStateMode.APPLICATION_PROTECTED)  # fmt: skip
+        def item(self, id: str) -> ResourceOutput | InputRequiredResult:
+            return text_resource(f"mem://items/{id}", id)
+
+    built: Endpoint = MultiRound.__mcp_endpoint__  # type: ignore[attr-defined]
+    ask, plain = built.find_prompt("ask", MODERN), built.find_prompt("plain", MODERN)
+    assert ask is not None and plain is not None
+    assert ask.input_requests == (url,) and ask.required_kinds == {InputRequestKind.ELICITATION_URL}
+    assert ask.request_state_mode is RequestStateMode.FRAMEWORK_PROTECTED
+    assert plain.input_requests == () and plain.request_state_mode is RequestStateMode.NONE
+    exact = built.find_resource("mem://exact", MODERN)
+    item = built.find_resource("mem://items/7", MODERN)
+    assert exact is not None and item is not None
+    assert exact[0].declared_kinds == {InputRequestKind.ROOTS} and not exact[0].required_kinds
+    assert exact[0].request_state_mode is RequestStateMode.NONE
+    assert item[0].input_requests == ()
+    assert item[0].request_state_mode is RequestStateMode.APPLICATION_PROTECTED
 
 
 def test_prompt_arguments_from_str_parameters() -> None:

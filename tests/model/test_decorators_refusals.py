@@ -16,6 +16,7 @@ from mcpkit.model import (
     CachePolicy,
     CompleteResult,
     Completion,
+    InputRequestDeclaration,
     ProgressReporter,
     PromptOutput,
     RequestContext,
@@ -416,13 +417,49 @@ def test_lg_03_a_2025_tool_needs_an_object_output_at_class_definition(revision: 
     assert [t.name for t in built.tools] == ["modern", "t"]
 
 
-def test_tr_16_multi_round_declarations_need_an_advanced_tool() -> None:
+@pytest.mark.parametrize(
+    "declarations",
+    [
+        {"request_state_mode": RequestStateMode.NONE},
+        {"input_requests": [InputRequestDeclaration.roots()]},
+    ],
+)
+def test_tr_16_multi_round_declarations_need_an_advanced_tool(
+    declarations: dict[str, Any],
+) -> None:
     with refused("tool 't': input_requests and request_state_mode belong to a tool"):
 
         @build()
         class Bad:
-            @tool(name="t", request_state_mode=RequestStateMode.NONE)
+            @tool(name="t", **declarations)
             def f(self) -> Found: ...
+
+
+def test_an_03_multi_round_operations_select_only_2026_RV_06() -> None:
+    """AN-03, RV-06: a decorated prompt or resource that declares input requests or request
+    state inherits or selects a 2025 revision: refused, naming the method and the operation."""
+    with refused("method 'f': prompt 'p' (revisions 2025-11-25, 2026-07-28): input requests"):
+
+        @build(revisions={NOVEMBER, MODERN})
+        class Prompt:
+            @prompt(name="p", input_requests=[InputRequestDeclaration.sampling()])
+            def f(self) -> PromptOutput: ...
+
+    with refused("resource 'mem://x' (revisions 2025-11-25, 2026-07-28): input requests"):
+
+        @build(revisions={NOVEMBER, MODERN})
+        class Resource:
+            @resource(uri="mem://x", name="x",
+                      request_state_mode=RequestStateMode.FRAMEWORK_PROTECTED)  # fmt: skip
+            def f(self) -> ResourceOutput: ...
+
+    with refused("resource template 'mem://{x}' (revisions 2025-11-25): input requests"):
+
+        @build(revisions={NOVEMBER, MODERN})
+        class Template:
+            @resource(uri="mem://{x}", name="x", revisions={NOVEMBER},
+                      input_requests=[InputRequestDeclaration.roots()])  # fmt: skip
+            def f(self, x: str) -> ResourceOutput: ...
 
 
 # --- prompts --------------------------------------------------------------------------------

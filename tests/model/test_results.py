@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from mcpkit.errors import InvalidValueError
-from mcpkit.json import JsonArray, JsonObject, encode
+from mcpkit.json import JsonArray, JsonObject, encode, from_python
 from mcpkit.model import (
     BlobResourceContents,
     EmbeddedResource,
@@ -24,6 +24,7 @@ from mcpkit.model import (
     TextResourceContents,
 )
 from mcpkit.model._implementation import CachePolicy, Implementation
+from mcpkit.model._input import InputRequestKind
 from mcpkit.model._outputs import (
     UNSET,
     PromptMessage,
@@ -33,6 +34,7 @@ from mcpkit.model._outputs import (
     Unset,
 )
 from mcpkit.model._results import (
+    MAX_REQUEST_STATE_BYTES,
     CompleteResult,
     InputRequiredResult,
     OperationResult,
@@ -53,6 +55,15 @@ ELICIT = {
         "mode": "form",
         "message": "GitHub user?",
         "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+    },
+}
+
+
+SAMPLING = {
+    "method": "sampling/createMessage",
+    "params": {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}],
+        "maxTokens": 50,
     },
 }
 
@@ -454,13 +465,64 @@ def test_input_required_result() -> None:
         "requestState": "opaque",
         "_meta": {"com.example/round": 1},
     }
-    assert InputRequiredResult(request_state="").to_json() == {"requestState": ""}
+    assert InputRequiredResult(request_state=" ").to_json() == {"requestState": " "}
     requests_only = InputRequiredResult(input_requests=JsonObject({"q": ELICIT}))
-    assert requests_only.request_state is None
+    assert requests_only.request_state is None and requests_only.framework_state is UNSET
     assert requests_only.to_json() == {"inputRequests": {"q": ELICIT}}
 
 
-NEITHER = "InputRequiredResult: input_requests or request_state is required"
+def test_input_required_result_classifies_its_requests() -> None:
+    """``request_kinds``: what the server checks against the operation's declarations and the
+    client's capabilities (AN-03; the checks themselves are the server's)."""
+    url = {"method": "elicitation/create", "params": {"mode": "url", "message": "m", "url": "x:"}}
+    result = InputRequiredResult(
+        input_requests={"a": ELICIT, "b": url, "c": {"method": "roots/list"}, "d": ELICIT}
+    )
+    assert result.request_kinds == {
+        InputRequestKind.ELICITATION_FORM,
+        InputRequestKind.ELICITATION_URL,
+        InputRequestKind.ROOTS,
+    }
+    assert InputRequiredResult(request_state="s").request_kinds == frozenset()
+    assert dataclasses.replace(result, input_requests={"s": SAMPLING}).request_kinds == {
+        InputRequestKind.SAMPLING
+    }
+
+
+@pytest.mark.parametrize("state", [{"cart": [1, 2.5]}, None, "text", 0, [], {}])
+def test_input_required_result_carries_framework_state(state: object) -> None:
+    """The JSON the framework seals (``FRAMEWORK_PROTECTED``): any JSON value, JSON null
+    included, stored immutable; never written by ``to_json`` (the server writes the sealed
+    string as ``requestState``)."""
+    result = InputRequiredResult(framework_state=state)
+    assert result.framework_state == from_python(state)
+    assert type(result.framework_state) is type(from_python(state))
+    assert result.request_state is None
+    assert result.to_json() == {}
+    with_requests = InputRequiredResult(input_requests={"q": ELICIT}, framework_state=state)
+    assert with_requests.to_json() == {"inputRequests": {"q": ELICIT}}
+
+
+def test_input_required_request_state_is_bounded_in_utf8_bytes() -> None:
+    """APPLICATION_PROTECTED state: at most 65,536 UTF-8 bytes, kept exactly."""
+    assert MAX_REQUEST_STATE_BYTES == 65_536
+    longest = "a" * 65_536
+    assert InputRequiredResult(request_state=longest).request_state == longest
+    wide = "é" * 32_768  # 2 bytes each
+    assert InputRequiredResult(request_state=wide).request_state == wide
+    for over in ("a" * 65_537, "é" * 32_768 + "a", "🚀" * 16_385):
+        rule = refusal(lambda over=over: InputRequiredResult(request_state=over))
+        assert rule == "InputRequiredResult.request_state: must be at most 65536 UTF-8 bytes"
+
+
+def test_input_required_result_repr_hides_state() -> None:
+    result = InputRequiredResult(input_requests={"q": ELICIT}, request_state=SECRET)
+    framework = InputRequiredResult(framework_state={"k": SECRET})
+    assert SECRET not in repr(result) and SECRET not in repr(framework)
+
+
+NEITHER = "InputRequiredResult: input_requests, request_state or framework_state is required"
+BOTH = "InputRequiredResult: request_state and framework_state exclude each other"
 METHOD = "every request's method must be elicitation/create, sampling/createMessage or roots/list"
 MEMBERS = "a request has only the members method and params"
 PARAMS = "params are required for elicitation and sampling requests"
@@ -471,6 +533,13 @@ PARAMS = "params are required for elicitation and sampling requests"
     [
         ({}, NEITHER),
         ({"input_requests": {}}, NEITHER),
+        ({"input_requests": {}, "framework_state": UNSET}, NEITHER),
+        ({"request_state": "s", "framework_state": None}, BOTH),
+        ({"input_requests": {"q": ELICIT}, "request_state": "s", "framework_state": {}}, BOTH),
+        ({"request_state": ""}, "request_state: must not be empty"),
+        ({"request_state": 5}, "request_state: a JSON string must be a str"),
+        ({"framework_state": {SECRET}}, "framework_state: a JSON value cannot be a set"),
+        ({"framework_state": float("nan")}, "framework_state: a JSON number must be finite"),
         ({"input_requests": [ELICIT]}, "input_requests: must be a JSON object"),
         ({"input_requests": {"q": "x"}}, "input_requests: every request must be a JSON object"),
         (
@@ -499,7 +568,7 @@ PARAMS = "params are required for elicitation and sampling requests"
 def test_input_required_fields_are_checked(values: dict[str, Any], rule: str) -> None:
     """Only the three kinds of request a 2026-07-28 server may embed, each as ``{method,
     params}`` with no JSON-RPC framing; and at least one of requests and state (spec MUST)."""
-    expected = rule if rule == NEITHER else f"InputRequiredResult.{rule}"
+    expected = rule if rule in (NEITHER, BOTH) else f"InputRequiredResult.{rule}"
     assert refusal(lambda: InputRequiredResult(**values)) == expected
 
 
@@ -606,16 +675,9 @@ def test_resource_results_match_the_official_schema(revision: str) -> None:
 
 
 def test_input_required_results_match_the_2026_schema() -> None:
-    sampling = {
-        "method": "sampling/createMessage",
-        "params": {
-            "messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}],
-            "maxTokens": 50,
-        },
-    }
     results = [
         InputRequiredResult(
-            input_requests={"login": ELICIT, "q1": sampling, "roots": {"method": "roots/list"}},
+            input_requests={"login": ELICIT, "q1": SAMPLING, "roots": {"method": "roots/list"}},
             request_state="opaque",
         ),
         InputRequiredResult(request_state="come back later", meta={"com.example/k": 1}),

@@ -22,13 +22,19 @@ from mcpkit.model._context import (
     RequestContext,
     ToolArguments,
 )
+from mcpkit.model._input import (
+    InputRequestDeclaration,
+    InputRequestKind,
+    RequestStateMode,
+    Requirement,
+)
 from mcpkit.model._results import (
     CompleteResult,
     InputRequiredResult,
     OperationResult,
     TaskCreatedResult,
 )
-from mcpkit.model._tool_annotations import RequestStateMode, ToolAnnotations, ToolShape
+from mcpkit.model._tool_annotations import ToolAnnotations, ToolShape
 from mcpkit.model._tools import OperationHandler, ToolHandler, ToolRegistration
 from mcpkit.schema import Arg, Outcome, ToolSchema
 
@@ -194,7 +200,7 @@ def test_sp01_optional_fields_default_to_absent() -> None:
     assert (tool.title, tool.description, tool.annotations, tool.rate_limiter) == (None,) * 4
     assert tool.icons == ()
     assert tool.mirror_structured_content is True
-    assert tool.input_requests == {}
+    assert tool.input_requests == ()
     assert tool.request_state_mode is RequestStateMode.NONE
 
 
@@ -622,51 +628,71 @@ def test_tr16_typed_shapes_have_no_multi_round_options(factory: Any, option: str
 
 @pytest.mark.parametrize("factory", ADVANCED_FACTORIES)
 def test_tr16_advanced_shapes_declare_input_requests_and_request_state(factory: Any) -> None:
-    request = {"method": "elicitation/create", "params": {"mode": "form"}}
+    """TR-16: the advanced shapes take the kinds of input request they may emit (at most one
+    declaration per kind, in the order given) and a request-state mode; the declared and the
+    required kinds are precomputed for the server's per-call checks."""
+    form = InputRequestDeclaration.elicitation_form(Requirement.REQUIRED)
+    roots = InputRequestDeclaration.roots()
     tool = factory(
-        input_requests={"confirm": request},
+        input_requests=[form, roots],
         request_state_mode=RequestStateMode.FRAMEWORK_PROTECTED,
     )
-    assert tool.input_requests == {"confirm": JsonObject(request)}
-    assert isinstance(tool.input_requests["confirm"], JsonObject)
+    assert tool.input_requests == (form, roots)
     assert tool.request_state_mode is RequestStateMode.FRAMEWORK_PROTECTED
-    with pytest.raises(TypeError):
-        tool.input_requests["other"] = JsonObject()
+    assert tool.declared_kinds == {InputRequestKind.ELICITATION_FORM, InputRequestKind.ROOTS}
+    assert tool.required_kinds == {InputRequestKind.ELICITATION_FORM}
+    assert isinstance(tool.declared_kinds, frozenset)
+
+
+@pytest.mark.parametrize("factory", FACTORIES)
+def test_tr16_the_declarations_default_to_none(factory: Any) -> None:
+    tool = factory()
+    assert tool.input_requests == ()
+    assert tool.request_state_mode is RequestStateMode.NONE
+    assert tool.declared_kinds == tool.required_kinds == frozenset()
 
 
 @pytest.mark.parametrize("factory", ADVANCED_FACTORIES)
-def test_tr16_the_declarations_default_to_none(factory: Any) -> None:
-    tool = factory(input_requests=None, request_state_mode=None)
-    assert tool.input_requests == {}
-    assert tool.request_state_mode is RequestStateMode.NONE
-    explicit = factory(request_state_mode=RequestStateMode.NONE)
+def test_tr16_none_is_the_none_mode(factory: Any) -> None:
+    assert factory(request_state_mode=None).request_state_mode is RequestStateMode.NONE
+    explicit = factory(request_state_mode=RequestStateMode.NONE, input_requests=())
     assert explicit.request_state_mode is RequestStateMode.NONE
 
 
 def test_tr16_the_declarations_are_copied() -> None:
-    requests: dict[str, Any] = {"confirm": {"method": "elicitation/create"}}
+    requests = [InputRequestDeclaration.sampling()]
     tool = _advanced(input_requests=requests)
-    requests["late"] = {}
-    requests["confirm"]["params"] = {}
-    assert tool.input_requests == {"confirm": JsonObject({"method": "elicitation/create"})}
+    requests.append(InputRequestDeclaration.roots())
+    assert tool.input_requests == (InputRequestDeclaration.sampling(),)
 
 
 @pytest.mark.parametrize(
     ("input_requests", "problem"),
     [
-        ([("confirm", {})], "input_requests must be a mapping"),
-        ({"": {}}, "every input_requests key must be a non-empty str"),
-        ({1: {}}, "every input_requests key must be a non-empty str"),
-        ({"confirm": "yes"}, "input request 'confirm' must be a JSON object"),
-        ({"confirm": {"a": {1, 2}}}, "input request 'confirm': "),
-        ({"a\ud800": {}}, "input request 'a\\ud800': text contains an unpaired surrogate"),
+        (None, "input_requests must be a list or tuple of InputRequestDeclaration"),
+        ({"confirm": {}}, "input_requests must be a list or tuple of InputRequestDeclaration"),
+        (
+            [{"method": "roots/list"}],
+            "every input_requests item must be an InputRequestDeclaration",
+        ),
+        (
+            [InputRequestKind.ROOTS],
+            "every input_requests item must be an InputRequestDeclaration",
+        ),
+        (
+            [
+                InputRequestDeclaration.sampling(),
+                InputRequestDeclaration.sampling(Requirement.REQUIRED),
+            ],
+            "declares the input request kind SAMPLING twice",
+        ),
     ],
 )
 @pytest.mark.parametrize("factory", ADVANCED_FACTORIES)
 def test_tr16_invalid_input_requests_are_refused(
     factory: Any, input_requests: object, problem: str
 ) -> None:
-    with pytest.raises(ConfigurationError, match=re.escape(problem)):
+    with pytest.raises(ConfigurationError, match=re.escape(f"(revisions 2026-07-28): {problem}")):
         factory(input_requests=input_requests)
 
 
@@ -679,25 +705,28 @@ def test_tr16_request_state_mode_must_be_a_member(mode: object) -> None:
 @pytest.mark.parametrize(
     "declarations",
     [
-        {"input_requests": {"confirm": {}}},
+        {"input_requests": [InputRequestDeclaration.roots()]},
+        {"input_requests": (InputRequestDeclaration.elicitation_url(Requirement.REQUIRED),)},
         {"request_state_mode": RequestStateMode.APPLICATION_PROTECTED},
         {"request_state_mode": RequestStateMode.FRAMEWORK_PROTECTED},
     ],
 )
 @pytest.mark.parametrize("revision", [JUNE, NOVEMBER])
 @pytest.mark.parametrize("factory", ADVANCED_FACTORIES)
-def test_tr16_multi_round_tools_must_select_only_2026(
+def test_tr16_multi_round_tools_must_select_only_2026_RV_06(
     factory: Any, revision: Revision, declarations: dict[str, Any]
 ) -> None:
     """TR-16, RV-06: multi-round declarations are modern-only, so such a tool cannot select a
-    2025 revision."""
-    with pytest.raises(ConfigurationError, match="exist only on 2026-07-28"):
+    2025 revision; the refusal names the tool."""
+    with pytest.raises(ConfigurationError, match="exist only on 2026-07-28") as caught:
         factory(revisions={revision, Revision.V2026_07_28}, **declarations)
+    assert str(caught.value).startswith("tool 'catalog.")
+    assert "must select only Revision.V2026_07_28 (RV-06)" in str(caught.value)
 
 
 @pytest.mark.parametrize("factory", ADVANCED_FACTORIES)
 def test_tr16_no_declarations_are_fine_on_2025(factory: Any) -> None:
-    tool = factory(revisions=ALL, request_state_mode=RequestStateMode.NONE, input_requests={})
+    tool = factory(revisions=ALL, request_state_mode=RequestStateMode.NONE, input_requests=[])
     assert tool.revisions == ALL
 
 

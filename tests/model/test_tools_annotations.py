@@ -9,7 +9,8 @@ import pytest
 
 from mcpkit.errors import ConfigurationError
 from mcpkit.json import JsonObject
-from mcpkit.model._tool_annotations import RequestStateMode, ToolAnnotations, ToolShape
+from mcpkit.model._input import RequestStateMode
+from mcpkit.model._tool_annotations import ToolAnnotations, ToolShape
 
 
 def test_sp02_annotations_write_the_protocol_hint_names() -> None:

@@ -17,6 +17,7 @@ import mcpkit
 from mcpkit import (
     Cancelled,
     CompleteResult,
+    InputRequestDeclaration,
     InputRequiredResult,
     PromptMessage,
     PromptOutput,
@@ -40,6 +41,7 @@ MODERN = Revision.V2026_07_28
 JUNE = Revision.V2025_06_18
 PATH = "/edges"
 INPUT = {"ask": {"method": "roots/list"}}
+ROOTS = InputRequestDeclaration.roots()
 
 
 @mcpkit.endpoint(path=PATH, name="edges", version="1.0.0", revisions=set(Revision))
@@ -48,9 +50,13 @@ class Edges:
     def cancelled_by_itself(self) -> CompleteResult:
         raise Cancelled()  # not the server's cancellation: a contract failure
 
-    @mcpkit.tool(name="asks")
+    @mcpkit.tool(name="asks", revisions={MODERN}, input_requests=[ROOTS])
     def asks(self) -> CompleteResult | InputRequiredResult:
         return InputRequiredResult(input_requests=INPUT)
+
+    @mcpkit.tool(name="asks_on_2025")
+    def asks_on_2025(self) -> CompleteResult | InputRequiredResult:
+        return InputRequiredResult(input_requests=INPUT)  # no declaration exists on 2025
 
     @mcpkit.tool(name="text")
     def text(self) -> CompleteResult:
@@ -68,7 +74,7 @@ class Edges:
         message = PromptMessage(role=Role.USER, content=TextContent(text="hi"))
         return CompleteResult.with_prompt_output(PromptOutput(messages=(message,)))
 
-    @mcpkit.prompt(name="asking_prompt")
+    @mcpkit.prompt(name="asking_prompt", revisions={MODERN}, input_requests=[ROOTS])
     async def asking_prompt(self) -> InputRequiredResult:
         return InputRequiredResult(input_requests=INPUT)
 
@@ -85,7 +91,7 @@ class Edges:
         contents = TextResourceContents(uri="test://complete", text="c")
         return CompleteResult.with_resource_output(ResourceOutput(contents=(contents,)))
 
-    @mcpkit.resource(uri="test://asking", name="asking")
+    @mcpkit.resource(uri="test://asking", name="asking", revisions={MODERN}, input_requests=[ROOTS])
     def asking_resource(self) -> InputRequiredResult:
         return InputRequiredResult(input_requests=INPUT)
 
@@ -94,12 +100,17 @@ class Edges:
         raise ResourceNotFound("test://other")
 
 
-def post(client: TestClient, revision: Revision, method: str, params: dict[str, Any]) -> Any:
+def post(
+    client: TestClient,
+    revision: Revision,
+    method: str,
+    params: dict[str, Any],
+    capabilities: dict[str, Any] | None = None,
+) -> Any:
     if revision is MODERN:
         name = params.get("name", params.get("uri"))
-        response = client.post(
-            PATH, modern_request(method, params), headers=modern_headers(method, name)
-        )
+        request = modern_request(method, params, capabilities=capabilities)
+        response = client.post(PATH, request, headers=modern_headers(method, name))
     else:
         response = client.post(
             PATH, legacy_request(method, params), headers={"MCP-Protocol-Version": revision.wire}
@@ -128,7 +139,7 @@ def test_an_input_required_result_on_a_2025_revision_is_a_contract_failure(
     client: TestClient,
 ) -> None:
     """RV-06: there is no input-required result on the 2025 revisions."""
-    response = post(client, JUNE, "tools/call", {"name": "asks"})
+    response = post(client, JUNE, "tools/call", {"name": "asks_on_2025"})
     assert (response.status, response.json["error"]["code"]) == (200, -32603)
 
 
@@ -143,11 +154,20 @@ def test_an_input_required_result_on_a_2025_revision_is_a_contract_failure(
 def test_input_required_results_from_every_operation(
     client: TestClient, method: str, params: dict[str, Any]
 ) -> None:
-    response = post(client, MODERN, method, params)
+    response = post(client, MODERN, method, params, capabilities={"roots": {}})
     result = response.json["result"]
     assert result["resultType"] == "input_required"
     assert result["inputRequests"] == INPUT
     assert "ttlMs" not in result  # never cached
+    refused = post(client, MODERN, method, params)  # the client cannot answer roots/list
+    assert (refused.status, refused.json["error"]) == (
+        400,
+        {
+            "code": -32021,
+            "message": "Missing required client capability",
+            "data": {"requiredCapabilities": {"roots": {}}},
+        },
+    )
 
 
 def test_complete_results_from_prompts_and_resources(client: TestClient) -> None:
@@ -333,8 +353,9 @@ def test_a_thread_over_the_budget_waits_for_room_and_loses_nothing() -> None:
 def test_a_thread_waiting_for_room_gives_up_when_the_response_ends() -> None:
     async def scenario() -> tuple[bool, list[tuple[str, object]]]:
         exchange = Recorder()
+        exchange.release.clear()  # the client reads nothing: the queue stays full
         responder = Responder(exchange, budget=10)
-        responder.notify(b"12345678")  # queued, never drained: the response ends first
+        responder.notify(b"12345678")
         done = threading.Event()
 
         def report() -> None:
@@ -344,14 +365,17 @@ def test_a_thread_waiting_for_room_gives_up_when_the_response_ends() -> None:
         thread = threading.Thread(target=report)
         thread.start()
         await asyncio.sleep(0.1)
-        assert not done.is_set()
-        await responder.finish(200, b"{}")
+        assert not done.is_set()  # blocked for room
+        ending = asyncio.ensure_future(responder.finish(200, b"{}"))
         await asyncio.get_running_loop().run_in_executor(None, thread.join)
+        exchange.release.set()
+        await ending
         return done.is_set(), exchange.events
 
     finished, events = asyncio.run(scenario())
     assert finished
-    assert b"87654321" not in b"".join(value for kind, value in events if kind == "write")  # type: ignore[misc]
+    written = [value for kind, value in events if kind == "write"]
+    assert written == [b"event: message\ndata: 12345678\n\n", b"event: message\ndata: {}\n\n"]
 
 
 def test_cancelling_the_request_cancels_the_work() -> None:
@@ -395,3 +419,80 @@ def test_a_removed_method_is_not_found_whatever_its_params(client: TestClient) -
         PATH, modern_request("logging/setLevel"), headers=modern_headers("logging/setLevel")
     )
     assert (response.status, cast(Any, response.json)["error"]["code"]) == (404, -32601)
+
+
+def test_race_returns_at_once_for_work_already_done() -> None:
+    from mcpkit.server._execution import _Outcome, _race
+
+    async def scenario() -> _Outcome:
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[object] = loop.create_future()
+        done.set_result(1)
+        return await _race(loop, done, loop.time() + 10, None)
+
+    assert asyncio.run(scenario()) is _Outcome.DONE
+
+
+def test_a_signal_calls_back_at_once_when_already_set() -> None:
+    from mcpkit.server import Signal
+
+    async def scenario() -> list[str]:
+        calls: list[str] = []
+        signal = Signal()
+        signal.set()
+        signal.add_callback(lambda: calls.append("now"))
+        signal.remove_callback(lambda: None)  # not registered: nothing happens
+        return calls
+
+    assert asyncio.run(scenario()) == ["now"]
+
+
+def test_cancelling_a_request_while_notifications_drain_cancels_the_drainer() -> None:
+    async def scenario() -> bool:
+        exchange = Recorder()
+        exchange.release.clear()  # the first write blocks: the drainer stays busy
+        responder = Responder(exchange)
+
+        async def work() -> bytes:
+            responder.notify(b"{}")
+            return b"done"
+
+        task = asyncio.ensure_future(responder.run(work()))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        drainer = responder._drainer
+        assert drainer is not None
+        await asyncio.sleep(0)
+        return drainer.cancelled()
+
+    assert asyncio.run(scenario())
+
+
+def test_server_info_projection_is_remembered_but_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import mcpkit.protocol._projection as projection
+
+    implementation = mcpkit.Implementation(name="x", version="1")
+    monkeypatch.setattr(projection, "_MAX_REMEMBERED", 0)
+    monkeypatch.setattr(projection, "_IMPLEMENTATIONS", {})
+    first = projection.implementation_info(implementation, JUNE)
+    assert first == {"name": "x", "version": "1"}
+    assert projection._IMPLEMENTATIONS == {}  # full: computed, not stored
+
+
+def test_an_executor_shut_down_by_a_lifespan_can_start_again() -> None:
+    from mcpkit import CancellationToken
+    from mcpkit.server import Executor
+
+    async def scenario() -> object:
+        executor = Executor(slots=1, queue=0)
+        executor.start()  # already open: nothing to do
+        executor.shutdown()
+        executor.start()
+        loop = asyncio.get_running_loop()
+        return await executor.run(
+            lambda: "ran", is_async=False, deadline=loop.time() + 5, token=CancellationToken()
+        )
+
+    assert asyncio.run(scenario()) == "ran"

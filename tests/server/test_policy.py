@@ -321,3 +321,15 @@ def test_rejected_is_frozen() -> None:
     rejected = Rejected(401)
     with pytest.raises(dataclasses.FrozenInstanceError):
         rejected.status = 500  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("key", ["a", "é" * 128, "x" * 256])
+def test_admitted_authorization_partition_within_the_bound(key: str) -> None:
+    """soklet4-digest §2.4: a keyed partition is 1 to 256 UTF-8 bytes."""
+    assert Admitted(authorization=key).authorization == key
+
+
+@pytest.mark.parametrize("key", ["", "x" * 257, "é" * 129, "\ud800", 7])
+def test_admitted_authorization_partition_refused(key: object) -> None:
+    with pytest.raises(ConfigurationError, match="authorization"):
+        Admitted(authorization=key)  # type: ignore[arg-type]

@@ -27,6 +27,7 @@ from mcpkit.server import (
     Engine,
     EngineSettings,
     Interceptor,
+    Keyring,
     ResultSanitizer,
     StdioConnection,
     build_engine,
@@ -99,6 +100,7 @@ class Server:
         tool_list_cache: CachePolicy = CachePolicy.PRIVATE_NO_CACHE,
         prompt_list_cache: CachePolicy = CachePolicy.PRIVATE_NO_CACHE,
         discover_cache: CachePolicy = CachePolicy.PRIVATE_NO_CACHE,
+        keyring: Keyring | None = None,
     ) -> None:
         if not isinstance(host, str) or not _is_host(host):
             raise ConfigurationError("Server: host must be an IP address or a host name")
@@ -126,6 +128,7 @@ class Server:
             "tool_list_cache": tool_list_cache,
             "prompt_list_cache": prompt_list_cache,
             "discover_cache": discover_cache,
+            "keyring": keyring,
         }
         self.engine: Engine = build_engine(
             self.registry,
@@ -141,6 +144,7 @@ class Server:
                 tool_list_cache=tool_list_cache,
                 prompt_list_cache=prompt_list_cache,
                 discover_cache=discover_cache,
+                keyring=keyring,
             ),
         )
         self._app = McpApp(self.engine)

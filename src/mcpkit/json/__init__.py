@@ -17,6 +17,8 @@ from mcpkit.json._values import json_equal as json_equal
 from mcpkit.json._values import json_hash as json_hash
 from mcpkit.json._values import string as string
 from mcpkit.json._values import utf16_units as utf16_units
+from mcpkit.json._values import wrap_array as wrap_array
+from mcpkit.json._values import wrap_object as wrap_object
 
 __all__ = (
     "IMPLEMENTATION",
@@ -30,4 +32,6 @@ __all__ = (
     "json_hash",
     "string",
     "utf16_units",
+    "wrap_array",
+    "wrap_object",
 )

@@ -147,16 +147,26 @@ class JsonArray(tuple["JsonValue", ...]):
         return f"JsonArray({list(self)!r})"
 
 
-def _object_from_dict(members: dict[str, JsonValue]) -> JsonObject:
+def _object_from_dict(members: Mapping[str, JsonValue]) -> JsonObject:
     """Wrap members the codec has already validated (no conversion, no checks)."""
     obj = dict.__new__(JsonObject)
     dict.update(obj, members)
     return obj
 
 
-def _array_from_list(items: list[JsonValue]) -> JsonArray:
+def _array_from_list(items: Iterable[JsonValue]) -> JsonArray:
     """Wrap items the codec has already validated (no conversion, no checks)."""
     return tuple.__new__(JsonArray, items)
+
+
+wrap_object = _object_from_dict
+"""``JsonObject`` of members that already are JSON values (``str`` names; scalars,
+``JsonObject`` and ``JsonArray`` values), without converting or checking anything: for
+framework code that assembles values it built itself, on the hot path.  Anything else must
+go through ``JsonObject(...)``."""
+
+wrap_array = _array_from_list
+"""``JsonArray`` of items that already are JSON values; unchecked, like :data:`wrap_object`."""
 
 
 def from_python(value: object) -> JsonValue:

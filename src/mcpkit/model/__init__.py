@@ -28,6 +28,8 @@ from mcpkit.model._context import RequestContext as RequestContext
 from mcpkit.model._context import RequestId as RequestId
 from mcpkit.model._context import RequestLogger as RequestLogger
 from mcpkit.model._context import ToolArguments as ToolArguments
+from mcpkit.model._context import server_arguments as server_arguments
+from mcpkit.model._context import server_context as server_context
 from mcpkit.model._decorators import UriParam as UriParam
 from mcpkit.model._decorators import endpoint as endpoint
 from mcpkit.model._decorators import prompt as prompt
@@ -39,6 +41,17 @@ from mcpkit.model._endpoint import ResourceMatch as ResourceMatch
 from mcpkit.model._implementation import CachePolicy as CachePolicy
 from mcpkit.model._implementation import CacheScope as CacheScope
 from mcpkit.model._implementation import Implementation as Implementation
+from mcpkit.model._input import InputRequestDeclaration as InputRequestDeclaration
+from mcpkit.model._input import InputRequestKind as InputRequestKind
+from mcpkit.model._input import RequestStateMode as RequestStateMode
+from mcpkit.model._input import Requirement as Requirement
+from mcpkit.model._input import missing_capabilities as missing_capabilities
+from mcpkit.model._input_responses import ElicitationResponse as ElicitationResponse
+from mcpkit.model._input_responses import ElicitationValue as ElicitationValue
+from mcpkit.model._input_responses import Root as Root
+from mcpkit.model._input_responses import RootsResponse as RootsResponse
+from mcpkit.model._input_responses import SamplingResponse as SamplingResponse
+from mcpkit.model._input_responses import check_input_responses as check_input_responses
 from mcpkit.model._media import MediaType as MediaType
 from mcpkit.model._media import parse_media_type as parse_media_type
 from mcpkit.model._outputs import UNSET as UNSET
@@ -61,12 +74,12 @@ from mcpkit.model._results import CompleteResult as CompleteResult
 from mcpkit.model._results import InputRequiredResult as InputRequiredResult
 from mcpkit.model._results import OperationResult as OperationResult
 from mcpkit.model._results import TaskCreatedResult as TaskCreatedResult
+from mcpkit.model._results import structured_result as structured_result
 from mcpkit.model._revision import Revision as Revision
 from mcpkit.model._templates import UriTemplate as UriTemplate
 from mcpkit.model._templates import check_no_overlaps as check_no_overlaps
 from mcpkit.model._templates import is_template as is_template
 from mcpkit.model._templates import overlaps as overlaps
-from mcpkit.model._tool_annotations import RequestStateMode as RequestStateMode
 from mcpkit.model._tool_annotations import ToolAnnotations as ToolAnnotations
 from mcpkit.model._tool_annotations import ToolShape as ToolShape
 from mcpkit.model._tools import OperationHandler as OperationHandler
@@ -87,12 +100,16 @@ __all__ = (
     "Completion",
     "CompletionHandler",
     "ContentBlock",
+    "ElicitationResponse",
+    "ElicitationValue",
     "EmbeddedResource",
     "Endpoint",
     "EndpointRegistry",
     "Icon",
     "ImageContent",
     "Implementation",
+    "InputRequestDeclaration",
+    "InputRequestKind",
     "InputRequiredResult",
     "InvocationFeatures",
     "MediaType",
@@ -108,6 +125,7 @@ __all__ = (
     "RequestId",
     "RequestLogger",
     "RequestStateMode",
+    "Requirement",
     "ResourceContents",
     "ResourceDescriptor",
     "ResourceKind",
@@ -119,6 +137,9 @@ __all__ = (
     "ResourceRegistration",
     "Revision",
     "Role",
+    "Root",
+    "RootsResponse",
+    "SamplingResponse",
     "TaskCreatedResult",
     "TextContent",
     "TextResourceContents",
@@ -131,14 +152,19 @@ __all__ = (
     "Unset",
     "UriParam",
     "UriTemplate",
+    "check_input_responses",
     "check_no_overlaps",
     "endpoint",
     "is_template",
+    "missing_capabilities",
     "overlaps",
     "parse_media_type",
     "prompt",
     "resource",
     "resource_list",
+    "server_arguments",
+    "server_context",
+    "structured_result",
     "tool",
     "validate_endpoint_path",
 )

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, TypeVar
 
 from mcpkit.errors import InvalidValueError
 from mcpkit.json import JsonObject, string
@@ -36,9 +36,12 @@ __all__ = [
     "private_bytes",
     "sequence_of",
     "timestamp",
+    "unchecked",
     "unit_interval",
     "validate",
 ]
+
+T = TypeVar("T")
 
 # RFC 3986 §3.1: scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), then ":".
 _SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
@@ -62,6 +65,16 @@ def validate(obj: Any) -> None:
             object.__setattr__(obj, name, check(getattr(obj, name)))
         except InvalidValueError as error:
             raise InvalidValueError(f"{type(obj).__name__}.{name}: {error.rule}") from None
+
+
+def unchecked(cls: type[T], **values: object) -> T:
+    """A frozen value of ``cls`` from ``values`` the framework has already validated, without
+    running the class's checks again (the server's per-request hot path).  Every field must be
+    given; application input must never come through here."""
+    obj = object.__new__(cls)
+    for name, value in values.items():
+        object.__setattr__(obj, name, value)
+    return obj
 
 
 def optional(check: Check) -> Check:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, fields, replace
 from decimal import Decimal
 from typing import Any, ClassVar, Final, Literal, TypeAlias
 
-from mcpkit.json import JsonObject, string
+from mcpkit.json import JsonObject, string, wrap_object
 from mcpkit.model._checks import (
     OPTIONAL_MEDIA_TYPE,
     OPTIONAL_TEXT,
@@ -98,8 +98,12 @@ def _safe_repr(obj: Any) -> str:
 
 
 def _wire(**members: object) -> JsonObject:
-    """A wire object from ``members``, leaving out absent (``None``) optional members."""
-    return JsonObject({name: value for name, value in members.items() if value is not None})
+    """A wire object from ``members``, leaving out absent (``None``) optional members.  The
+    members are this module's checked values (text, base64, ``JsonObject`` parts), so they are
+    wrapped as they are rather than converted again."""
+    return wrap_object(
+        {name: value for name, value in members.items() if value is not None}  # type: ignore[misc]
+    )
 
 
 def _json(value: Annotations | Icon | None) -> JsonObject | None:

@@ -27,8 +27,17 @@ from types import MappingProxyType
 from typing import ClassVar, Final, Generic, TypeAlias, TypeVar
 
 from mcpkit.errors import Cancelled, InvalidValueError
-from mcpkit.json import JsonObject, from_python, string
-from mcpkit.model._checks import OPTIONAL_TEXT, Checks, instance_of, optional, validate
+from mcpkit.json import JsonObject, JsonValue, from_python, string
+from mcpkit.model._checks import (
+    OPTIONAL_TEXT,
+    Checks,
+    instance_of,
+    optional,
+    unchecked,
+    validate,
+)
+from mcpkit.model._input_responses import ElicitationResponse, RootsResponse, SamplingResponse
+from mcpkit.model._outputs import UNSET, Unset
 from mcpkit.model._revision import Revision
 
 __all__ = [
@@ -41,6 +50,8 @@ __all__ = [
     "RequestId",
     "RequestLogger",
     "ToolArguments",
+    "server_arguments",
+    "server_context",
 ]
 
 A = TypeVar("A")
@@ -101,22 +112,24 @@ class CancellationToken:
     the token keeps its slot until it returns, and its late result is discarded.
     """
 
-    __slots__ = ("_event",)
+    __slots__ = ("_cancelled",)
 
     def __init__(self) -> None:
-        self._event = threading.Event()
+        # A plain flag: writing a bool is atomic under the GIL and the token is only polled,
+        # never waited on, so an Event's lock and condition would be pure cost per request.
+        self._cancelled = False
 
     @property
     def cancelled(self) -> bool:
-        return self._event.is_set()
+        return self._cancelled
 
     def cancel(self) -> None:
         """Mark the invocation cancelled; idempotent, safe from any thread."""
-        self._event.set()
+        self._cancelled = True
 
     def raise_if_cancelled(self) -> None:
         """Raise ``Cancelled`` if the invocation has been cancelled; otherwise do nothing."""
-        if self._event.is_set():
+        if self._cancelled:
             raise Cancelled
 
     def __repr__(self) -> str:
@@ -386,8 +399,12 @@ class RequestContext:
       the resource URI) (HC-06, HC-12).
     * ``client_info`` and ``client_capabilities`` (HC-07).  ``client_info`` is what the client
       says about itself: informational, for display and logs, never an identity (HC-11).
-    * ``meta`` (the request's ``_meta``), ``input_responses`` and the verified
-      ``request_state`` of a multi-round retry (HC-08).
+    * ``meta`` (the request's ``_meta``) and, on a 2026-07-28 multi-round retry (HC-08), the
+      raw ``input_responses`` object (read one answer with :meth:`input_response` or the typed
+      :meth:`elicitation`, :meth:`sampling` and :meth:`roots`) and the verified state: the
+      application-protected ``request_state`` string, or the opened ``framework_state`` JSON
+      value (``UNSET`` unless the operation's mode is ``FRAMEWORK_PROTECTED`` and the server
+      verified the client's state).
     * ``trace``: the validated MCP trace context and baggage (``traceparent``,
       ``tracestate``, ``baggage``), from ``_meta`` only, never from HTTP headers (HC-09).
     * ``identity``: what admission accepted; the only identity a handler may trust (HC-10).
@@ -407,6 +424,7 @@ class RequestContext:
     meta: JsonObject = _EMPTY
     input_responses: JsonObject | None = None
     request_state: str | None = None
+    framework_state: JsonValue | Unset = UNSET
     trace: Mapping[str, str] = field(default_factory=lambda: _NO_STRINGS)
     identity: object | None = None
     http_request: object | None = None
@@ -422,6 +440,7 @@ class RequestContext:
         ("meta", _json_object),
         ("input_responses", optional(_json_object)),
         ("request_state", OPTIONAL_TEXT),
+        ("framework_state", lambda value: value if value is UNSET else from_python(value)),
         ("trace", _strings),
     )
 
@@ -434,8 +453,74 @@ class RequestContext:
         """Always empty: endpoint paths are exact, so there is nothing to extract (HC-05)."""
         return _NO_STRINGS
 
+    def input_response(self, key: str) -> JsonObject | None:
+        """The client's raw answer to the input request ``key`` of the previous round, or
+        ``None`` when there is none (no responses, no such key, or not an object)."""
+        responses = self.input_responses
+        answer = None if responses is None else responses.get(key)
+        return answer if isinstance(answer, JsonObject) else None
+
+    def elicitation(self, key: str) -> ElicitationResponse | None:
+        """The answer to ``key`` as an ``ElicitResult``; ``None`` when it is absent or has
+        another shape (never an error: a handler without the answer it needs asks again)."""
+        return ElicitationResponse.from_json(self.input_response(key))
+
+    def sampling(self, key: str) -> SamplingResponse | None:
+        """The answer to ``key`` as a ``CreateMessageResult``, or ``None`` (as
+        :meth:`elicitation`)."""
+        return SamplingResponse.from_json(self.input_response(key))
+
+    def roots(self, key: str) -> RootsResponse | None:
+        """The answer to ``key`` as a ``ListRootsResult``, or ``None`` (as
+        :meth:`elicitation`)."""
+        return RootsResponse.from_json(self.input_response(key))
+
     def __repr__(self) -> str:
         return (
             f"RequestContext(revision={self.revision.wire!r}, method={self.method!r}, "
             f"operation_type={self.operation_type.name})"
         )
+
+
+def server_context(
+    *,
+    endpoint: object,
+    revision: Revision,
+    method: str,
+    request_id: RequestId | None,
+    operation_name: str | None,
+    client_info: JsonObject | None,
+    client_capabilities: JsonObject,
+    meta: JsonObject,
+    input_responses: JsonObject | None,
+    request_state: str | None,
+    framework_state: object,
+    trace: Mapping[str, str],
+    identity: object | None,
+    http_request: object | None,
+) -> RequestContext:
+    """A ``RequestContext`` from values the server has already validated (the request's own
+    decoded ``_meta``, checked ids and names), without checking them again per request."""
+    return unchecked(
+        RequestContext,
+        endpoint=endpoint,
+        revision=revision,
+        method=method,
+        request_id=request_id,
+        operation_name=operation_name,
+        client_info=client_info,
+        client_capabilities=client_capabilities,
+        meta=meta,
+        input_responses=input_responses,
+        request_state=request_state,
+        framework_state=framework_state,
+        trace=trace,
+        identity=identity,
+        http_request=http_request,
+        operation_type=OperationType.for_method(method),
+    )
+
+
+def server_arguments(converted: A, raw: JsonObject) -> ToolArguments[A]:
+    """``ToolArguments`` of arguments the server has just validated and bound."""
+    return unchecked(ToolArguments, converted=converted, raw=raw)

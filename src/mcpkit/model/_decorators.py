@@ -35,6 +35,7 @@ from mcpkit.model._completion import CompletionHandler
 from mcpkit.model._content import Annotations, Icon
 from mcpkit.model._endpoint import Endpoint
 from mcpkit.model._implementation import CachePolicy, Implementation
+from mcpkit.model._input import InputRequestDeclaration, RequestStateMode
 from mcpkit.model._method_adapters import (
     OPERATION_ATTRIBUTE,
     Target,
@@ -49,7 +50,7 @@ from mcpkit.model._registry import ENDPOINT_ATTRIBUTE
 from mcpkit.model._resource_list import ResourceListRegistration
 from mcpkit.model._resources import ResourceRegistration
 from mcpkit.model._revision import Revision
-from mcpkit.model._tool_annotations import RequestStateMode, ToolAnnotations
+from mcpkit.model._tool_annotations import ToolAnnotations
 from mcpkit.model._tools import ToolRegistration
 
 __all__ = [
@@ -88,7 +89,7 @@ class ToolSpec:
     icons: Sequence[Icon]
     rate_limiter: str | None
     mirror_structured_content: bool
-    input_requests: Mapping[str, Mapping[str, object]] | None
+    input_requests: Sequence[InputRequestDeclaration]
     request_state_mode: RequestStateMode | None
 
 
@@ -102,6 +103,8 @@ class PromptSpec:
     description: str | None
     icons: Sequence[Icon]
     completions: Mapping[str, CompletionHandler]
+    input_requests: Sequence[InputRequestDeclaration]
+    request_state_mode: RequestStateMode | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,6 +121,8 @@ class ResourceSpec:
     icons: Sequence[Icon]
     annotations: Annotations | None
     completions: Mapping[str, CompletionHandler]
+    input_requests: Sequence[InputRequestDeclaration]
+    request_state_mode: RequestStateMode | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -166,7 +171,7 @@ def tool(
     destructive: bool | None = None,
     idempotent: bool | None = None,
     open_world: bool | None = None,
-    input_requests: Mapping[str, Mapping[str, object]] | None = None,
+    input_requests: Sequence[InputRequestDeclaration] = (),
     request_state_mode: RequestStateMode | None = None,
 ) -> Callable[[_F], _F]:
     """Mark a method as a tool (AN-16).
@@ -174,9 +179,10 @@ def tool(
     The method's business parameters become the input schema (a ``T | None`` or defaulted
     parameter is optional, ``Annotated[T, Arg(...)]`` renames and documents, AN-17/18) and its
     return annotation the output schema.  A method returning an ``OperationResult`` (e.g.
-    ``CompleteResult``) is an advanced tool and may declare ``input_requests`` and a
-    ``request_state_mode`` (AN-03).  The hint keywords (``read_only``...) are shorthand for
-    ``annotations=ToolAnnotations(...)``; giving both is refused.
+    ``CompleteResult``) is an advanced tool and may declare ``input_requests`` (the kinds of
+    input request it may emit, ``@McpMayRequestInput``) and a ``request_state_mode`` (AN-03).
+    The hint keywords (``read_only``...) are shorthand for ``annotations=ToolAnnotations(...)``;
+    giving both is refused.
     """
     hints = (read_only, destructive, idempotent, open_world)
     if any(hint is not None for hint in hints):
@@ -212,11 +218,14 @@ def prompt(
     description: str | None = None,
     icons: Sequence[Icon] = (),
     completions: Mapping[str, CompletionHandler] = _NO_COMPLETIONS,
+    input_requests: Sequence[InputRequestDeclaration] = (),
+    request_state_mode: RequestStateMode | None = None,
 ) -> Callable[[_F], _F]:
     """Mark a method as a prompt.  Its business parameters are ``str`` (required) or
     ``str | None`` / defaulted (optional) prompt arguments; ``Annotated[str, Arg(name=,
     title=, description=)]`` publishes another name or documentation.  ``completions`` maps
-    published argument names to completion handlers."""
+    published argument names to completion handlers; ``input_requests`` and
+    ``request_state_mode`` are its multi-round declarations (AN-03)."""
     spec = PromptSpec(
         name=name,
         revisions=revisions,
@@ -224,6 +233,8 @@ def prompt(
         description=_text(description),
         icons=icons,
         completions=completions,
+        input_requests=input_requests,
+        request_state_mode=request_state_mode,
     )
     return _attach(spec, "prompt")
 
@@ -240,10 +251,13 @@ def resource(
     icons: Sequence[Icon] = (),
     annotations: Annotations | None = None,
     completions: Mapping[str, CompletionHandler] = _NO_COMPLETIONS,
+    input_requests: Sequence[InputRequestDeclaration] = (),
+    request_state_mode: RequestStateMode | None = None,
 ) -> Callable[[_F], _F]:
     """Mark a method as a resource: exact when ``uri`` has no ``{variable}``, else a template
     whose variables reach ``str`` parameters of the same name (or ``Annotated[str,
-    UriParam("sku")]``), exactly as decoded (CT-12)."""
+    UriParam("sku")]``), exactly as decoded (CT-12).  ``input_requests`` and
+    ``request_state_mode`` are its multi-round declarations (AN-03)."""
     spec = ResourceSpec(
         uri=uri,
         name=name,
@@ -255,6 +269,8 @@ def resource(
         icons=icons,
         annotations=annotations,
         completions=completions,
+        input_requests=input_requests,
+        request_state_mode=request_state_mode,
     )
     return _attach(spec, "resource")
 

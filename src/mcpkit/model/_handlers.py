@@ -16,18 +16,27 @@ import inspect
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, ClassVar, Final, Protocol
 
 from mcpkit.errors import ConfigurationError, InvalidValueError
 from mcpkit.model._checks import Checks
+from mcpkit.model._input import (
+    InputRequestDeclaration,
+    InputRequestKind,
+    RequestStateMode,
+    Requirement,
+)
 from mcpkit.model._revision import Revision
 
 __all__ = [
     "HANDLER_PARAMETERS",
+    "NO_MULTI_ROUND",
     "Operation",
     "Owner",
     "Registration",
     "check_handler",
+    "check_multi_round",
     "check_options",
     "identify",
     "show",
@@ -130,6 +139,62 @@ def check_options(owner: Owner, checks: Checks, values: Mapping[str, object]) ->
         except InvalidValueError as error:
             raise owner.fail(f"{name}: {error.rule}") from None
     return checked
+
+
+def check_multi_round(
+    owner: Owner,
+    revisions: frozenset[Revision],
+    input_requests: object,
+    request_state_mode: object,
+) -> dict[str, Any]:
+    """The multi-round declarations of a tool, prompt or resource (AN-03, TR-16, RV-06): the
+    kinds of input request its handler may emit, and who protects its request state.
+
+    ``input_requests`` is a list or tuple of ``InputRequestDeclaration``, at most one per kind
+    (a kind is either required or conditional), stored as a tuple in the order given;
+    ``request_state_mode`` a ``RequestStateMode`` or ``None`` (``NONE``).  Both exist only on
+    2026-07-28, so an operation that declares either selects only that revision.  Returns the
+    registration's ``input_requests``, ``request_state_mode``, ``declared_kinds`` and
+    ``required_kinds``, the last two precomputed for the server's per-call checks.
+    """
+    if not isinstance(input_requests, list | tuple):
+        raise owner.fail("input_requests must be a list or tuple of InputRequestDeclaration")
+    kinds: list[InputRequestKind] = []
+    for declaration in input_requests:
+        if not isinstance(declaration, InputRequestDeclaration):
+            raise owner.fail("every input_requests item must be an InputRequestDeclaration")
+        if declaration.kind in kinds:
+            raise owner.fail(f"declares the input request kind {declaration.kind.name} twice")
+        kinds.append(declaration.kind)
+    mode = RequestStateMode.NONE if request_state_mode is None else request_state_mode
+    if not isinstance(mode, RequestStateMode):
+        raise owner.fail("request_state_mode must be a RequestStateMode or None")
+    if (kinds or mode is not RequestStateMode.NONE) and any(r.is_legacy for r in revisions):
+        raise owner.fail(
+            "input requests and request state exist only on 2026-07-28; an operation that "
+            "declares them must select only Revision.V2026_07_28 (RV-06)"
+        )
+    return {
+        "input_requests": tuple(input_requests),
+        "request_state_mode": mode,
+        "declared_kinds": frozenset(kinds),
+        "required_kinds": frozenset(
+            declaration.kind
+            for declaration in input_requests
+            if declaration.requirement is Requirement.REQUIRED
+        ),
+    }
+
+
+NO_MULTI_ROUND: Final[Mapping[str, object]] = MappingProxyType(
+    {
+        "input_requests": (),
+        "request_state_mode": RequestStateMode.NONE,
+        "declared_kinds": frozenset(),
+        "required_kinds": frozenset(),
+    }
+)
+"""The declarations of an operation that always completes in one round (typed tools)."""
 
 
 class Registration:

@@ -162,7 +162,7 @@ def tool_registration(
             **common, input_requests=spec.input_requests,
             request_state_mode=spec.request_state_mode,
         )  # fmt: skip
-    if spec.input_requests is not None or spec.request_state_mode is not None:
+    if spec.input_requests or spec.request_state_mode is not None:
         raise fail(
             label,
             "input_requests and request_state_mode belong to a tool that returns an "
@@ -219,6 +219,8 @@ def prompt_registration(
         description=spec.description,
         icons=spec.icons,
         completions=spec.completions,
+        input_requests=spec.input_requests,
+        request_state_mode=spec.request_state_mode,
     )
 
 
@@ -242,6 +244,8 @@ def resource_registration(
         "mime_type": spec.mime_type,
         "icons": spec.icons,
         "annotations": spec.annotations,
+        "input_requests": spec.input_requests,
+        "request_state_mode": spec.request_state_mode,
     }
     if not template:
         if method.business:

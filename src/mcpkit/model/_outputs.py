@@ -19,10 +19,11 @@ from typing import Any, ClassVar, Final, Literal, get_args
 
 from mcpkit.errors import InvalidValueError
 from mcpkit.json import JsonObject, from_python
-
-# From the package: the modules that define content blocks may move.
-from mcpkit.model import BlobResourceContents, ContentBlock, Role, TextResourceContents
 from mcpkit.model._checks import OPTIONAL_TEXT, Checks, instance_of, sequence_of, validate
+
+# From the defining module, not the package: ``_context`` imports ``UNSET`` from here while the
+# package is still being initialised.
+from mcpkit.model._content import BlobResourceContents, ContentBlock, Role, TextResourceContents
 
 __all__ = ["UNSET", "PromptMessage", "PromptOutput", "ResourceOutput", "ToolOutput", "Unset"]
 

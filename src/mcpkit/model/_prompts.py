@@ -33,10 +33,12 @@ from mcpkit.model._context import InvocationFeatures, RequestContext
 from mcpkit.model._handlers import (
     Registration,
     check_handler,
+    check_multi_round,
     check_options,
     identify,
     show,
 )
+from mcpkit.model._input import InputRequestDeclaration, InputRequestKind, RequestStateMode
 from mcpkit.model._outputs import PromptOutput
 from mcpkit.model._results import CompleteResult, InputRequiredResult
 from mcpkit.model._revision import Revision
@@ -131,7 +133,9 @@ class PromptRegistration(Registration):
     features)``; ``is_async`` says whether to await it.  ``completions`` maps argument names to
     completion handlers (read-only); ``async_completions`` holds the names whose completer is a
     coroutine function.  ``argument_names`` and ``required_arguments`` are the sets the server
-    checks a ``prompts/get`` against.
+    checks a ``prompts/get`` against.  ``input_requests`` and ``request_state_mode`` are its
+    2026-07-28 multi-round declarations, with ``declared_kinds`` and ``required_kinds``
+    precomputed from them.
     """
 
     __slots__ = (
@@ -140,12 +144,16 @@ class PromptRegistration(Registration):
         "arguments",
         "async_completions",
         "completions",
+        "declared_kinds",
         "description",
         "handler",
         "icons",
+        "input_requests",
         "is_async",
         "name",
+        "request_state_mode",
         "required_arguments",
+        "required_kinds",
         "revisions",
         "title",
     )
@@ -163,6 +171,10 @@ class PromptRegistration(Registration):
     icons: tuple[Icon, ...]
     completions: Mapping[str, CompletionHandler]
     async_completions: frozenset[str]
+    input_requests: tuple[InputRequestDeclaration, ...]
+    request_state_mode: RequestStateMode
+    declared_kinds: frozenset[InputRequestKind]
+    required_kinds: frozenset[InputRequestKind]
     _definition: JsonObject
 
     def __repr__(self) -> str:
@@ -181,13 +193,17 @@ class PromptRegistration(Registration):
         description: str | None = None,
         icons: Sequence[Icon] = (),
         completions: Mapping[str, CompletionHandler] = _NO_COMPLETIONS,
+        input_requests: Sequence[InputRequestDeclaration] = (),
+        request_state_mode: RequestStateMode | None = None,
     ) -> PromptRegistration:
         """A prompt that selects ``revisions`` (a non-empty set of ``Revision``, RV-03).
 
         Rules, checked in this order: the name; the revisions; the handler accepts three
         positional arguments and is not a generator; the options have their types and
         well-formed text; argument names are unique; every ``completions`` key names a
-        declared argument and every completer accepts ``(ctx, value, arguments)``.
+        declared argument and every completer accepts ``(ctx, value, arguments)``; the
+        multi-round declarations (one per kind; with a request-state mode other than ``NONE``
+        they select only 2026-07-28, RV-06).
         """
         if not isinstance(name, str):
             raise ConfigurationError("a prompt name must be a str")
@@ -208,6 +224,9 @@ class PromptRegistration(Registration):
                 raise prompt.fail(f"declares the argument {show(argument.name)} twice")
             names.append(argument.name)
         handlers, coroutines = check_completions(prompt, completions, tuple(names), "argument")
+        multi_round = check_multi_round(
+            prompt, prompt.revisions, input_requests, request_state_mode
+        )
         registration: PromptRegistration = cls._create(
             {
                 "name": name,
@@ -221,6 +240,7 @@ class PromptRegistration(Registration):
                 ),
                 "completions": handlers,
                 "async_completions": coroutines,
+                **multi_round,
             }
         )
         object.__setattr__(registration, "_definition", registration._wire())

@@ -33,10 +33,12 @@ from mcpkit.model._handlers import (
     Owner,
     Registration,
     check_handler,
+    check_multi_round,
     check_options,
     identify,
     show,
 )
+from mcpkit.model._input import InputRequestDeclaration, InputRequestKind, RequestStateMode
 from mcpkit.model._outputs import ResourceOutput
 from mcpkit.model._resource_list import (
     DESCRIPTOR_OPTIONS,
@@ -121,6 +123,8 @@ def _new_template(
     icons: Sequence[Icon] = (),
     annotations: Annotations | None = None,
     completions: Mapping[str, CompletionHandler] = _NO_COMPLETIONS,
+    input_requests: Sequence[InputRequestDeclaration] = (),
+    request_state_mode: RequestStateMode | None = None,
 ) -> ResourceRegistration:
     """Resources matching an RFC 6570 level 1 template; ``handler(ctx, variables, features)``
     reads one, given the decoded variables by name (CT-12).
@@ -128,8 +132,9 @@ def _new_template(
     Rules, in order: the template parses (``UriTemplate.parse``: level 1 only, ASCII literals,
     bounded size; its own ``ConfigurationError`` names it); the revisions (RV-03); the handler
     accepts ``(ctx, variables, features)``; the options have their types and well-formed text,
-    ``name`` non-empty; every ``completions`` key names a variable of the template.  Give
-    ``mime_type`` only when every match shares it.
+    ``name`` non-empty; every ``completions`` key names a variable of the template; the
+    multi-round declarations (as for ``exact``).  Give ``mime_type`` only when every match
+    shares it.
     """
     parsed = UriTemplate.parse(uri_template)
     resource = identify(f"resource template {show(parsed.text)}", revisions)
@@ -150,13 +155,16 @@ def _new_template(
     handlers, coroutines = check_completions(
         resource, completions, parsed.variables, "template variable"
     )
+    multi_round = check_multi_round(
+        resource, resource.revisions, input_requests, request_state_mode
+    )
     entry = {"uriTemplate": parsed.text, "name": options.pop("name")}
     definition = catalog_entry(entry, **options)
     return ResourceRegistration._build(
         {"kind": ResourceKind.TEMPLATE, "uri": None, "_template": parsed, "name": entry["name"],
          "revisions": resource.revisions, "handler": handler, "is_async": is_async, **options,
          "descriptor": None, "completions": handlers, "async_completions": coroutines,
-         "_definition": definition}
+         **multi_round, "_definition": definition}
     )  # fmt: skip
 
 
@@ -204,12 +212,15 @@ class ResourceRegistration(Registration):
     templates have none, and no ``size``.  ``handler`` is called as ``handler(ctx, features)``
     (exact) or ``handler(ctx, variables, features)`` (template); ``is_async`` says whether to
     await it.  ``completions`` and ``async_completions`` are as on ``PromptRegistration``
-    (always empty for an exact resource, which has no variables).  Equality is identity.
+    (always empty for an exact resource, which has no variables), and so are the multi-round
+    declarations (``input_requests``, ``request_state_mode``, ``declared_kinds``,
+    ``required_kinds``).  Equality is identity.
     """
 
     __slots__ = (
         "_definition", "_template", "annotations", "async_completions", "completions",
-        "description", "descriptor", "handler", "icons", "is_async", "kind", "mime_type", "name",
+        "declared_kinds", "description", "descriptor", "handler", "icons", "input_requests",
+        "is_async", "kind", "mime_type", "name", "request_state_mode", "required_kinds",
         "revisions", "size", "title", "uri",
     )  # fmt: skip
     _FACTORIES: ClassVar[str] = "ResourceRegistration.exact or ResourceRegistration.template"
@@ -229,6 +240,10 @@ class ResourceRegistration(Registration):
     descriptor: ResourceDescriptor | None
     completions: Mapping[str, CompletionHandler]
     async_completions: frozenset[str]
+    input_requests: tuple[InputRequestDeclaration, ...]
+    request_state_mode: RequestStateMode
+    declared_kinds: frozenset[InputRequestKind]
+    required_kinds: frozenset[InputRequestKind]
     _template: UriTemplate | None
     _definition: JsonObject
 
@@ -258,12 +273,17 @@ class ResourceRegistration(Registration):
         size: int | None = None,
         icons: Sequence[Icon] = (),
         annotations: Annotations | None = None,
+        input_requests: Sequence[InputRequestDeclaration] = (),
+        request_state_mode: RequestStateMode | None = None,
     ) -> ResourceRegistration:
         """A resource at one exact URI; ``handler(ctx, features)`` reads it.
 
         Rules, in order: the URI is a ``str``; the revisions (RV-03); the URI is absolute,
         ASCII, brace-free and at most 1,048,576 characters; the handler accepts ``(ctx,
-        features)``; the options have their types and well-formed text, ``name`` non-empty.
+        features)``; the options have their types and well-formed text, ``name`` non-empty;
+        the multi-round declarations: a list or tuple of ``InputRequestDeclaration``, one per
+        kind, and a ``RequestStateMode`` (``None`` is ``NONE``); declaring a request or a mode
+        other than ``NONE`` selects only 2026-07-28 (RV-06).
         """
         if not isinstance(uri, str):
             raise ConfigurationError("a resource uri must be a str")
@@ -283,12 +303,16 @@ class ResourceRegistration(Registration):
                 "annotations": annotations,
             },
         )
+        multi_round = check_multi_round(
+            resource, resource.revisions, input_requests, request_state_mode
+        )
         descriptor = ResourceDescriptor(uri, **options)
         return cls._build(
             {"kind": ResourceKind.EXACT, "uri": uri, "_template": None,
              "revisions": resource.revisions, "handler": handler, "is_async": is_async, **options,
              "descriptor": descriptor, "completions": _NO_COMPLETIONS,
-             "async_completions": frozenset(), "_definition": descriptor.to_json()}
+             "async_completions": frozenset(), **multi_round,
+             "_definition": descriptor.to_json()}
         )  # fmt: skip
 
     def definition(self) -> JsonObject:

@@ -11,34 +11,37 @@ framework failures are raised as ``mcpkit.errors.ProtocolError`` subclasses inst
 
 Everything is immutable and checked at construction; a refusal raises ``InvalidValueError``
 naming the field and the rule, never the value.  Fields an application fills with JSON
-(``structured_content``, ``meta``, ``input_requests``) accept any JSON-like value, as content
-blocks' ``meta`` does, and always hold the immutable ``JsonValue`` / ``JsonObject`` made of
-it.  ``to_json()`` is the full, revision-independent body: ``resultType``, cache hints,
-``serverInfo`` and the 2025 projection (object-only structured content, no icons on
-2025-06-18) belong to ``mcpkit.protocol``.
+(``structured_content``, ``meta``, ``input_requests``, ``framework_state``) accept any
+JSON-like value, as content blocks' ``meta`` does, and always hold the immutable ``JsonValue``
+/ ``JsonObject`` made of it.  ``to_json()`` is the full, revision-independent body:
+``resultType``, cache hints, ``serverInfo`` and the 2025 projection (object-only structured
+content, no icons on 2025-06-18) belong to ``mcpkit.protocol``.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Final, Generic, TypeAlias, TypeVar, final
 
 from mcpkit.errors import InvalidValueError
-from mcpkit.json import JsonObject, string
+from mcpkit.json import JsonObject, JsonValue, from_python, string
 
 # From the package: the module that defines content blocks may move.
 from mcpkit.model import TextContent
-from mcpkit.model._checks import OPTIONAL_TEXT, Checks, instance_of, validate
+from mcpkit.model._checks import Checks, instance_of, unchecked, validate
+from mcpkit.model._input import InputRequestKind
 from mcpkit.model._outputs import UNSET, PromptOutput, ResourceOutput, ToolOutput, Unset
 
 __all__ = [
+    "MAX_REQUEST_STATE_BYTES",
     "CompletePayload",
     "CompleteResult",
     "InputRequiredResult",
     "OperationResult",
     "TaskCreatedResult",
+    "structured_result",
 ]
 
 R = TypeVar("R")
@@ -56,6 +59,8 @@ _RESERVED_LABELS: Final = frozenset({"modelcontextprotocol", "mcp"})
 # but roots/list require ``params``.
 _PARAMS_REQUIRED: Final = frozenset({"elicitation/create", "sampling/createMessage"})
 _INPUT_METHODS: Final = _PARAMS_REQUIRED | {"roots/list"}
+MAX_REQUEST_STATE_BYTES: Final = 65_536
+"""The longest application-protected request state, in UTF-8 bytes (Soklet's bound)."""
 
 
 # --- field checks ------------------------------------------------------------------------------
@@ -227,33 +232,76 @@ def _input_requests(value: object) -> JsonObject:
     return requests
 
 
+def _request_state(value: str | None) -> str | None:
+    """Application-protected state: one exact non-empty string of at most 65,536 UTF-8 bytes
+    (Soklet echoes it and parses nothing; soklet4-digest §2.3)."""
+    if value is None:
+        return None
+    text = string(value)
+    if not text:
+        raise InvalidValueError("must not be empty")
+    # Code points never outnumber UTF-8 bytes, so a long text is refused before encoding it.
+    if len(text) > MAX_REQUEST_STATE_BYTES or len(text.encode()) > MAX_REQUEST_STATE_BYTES:
+        raise InvalidValueError(f"must be at most {MAX_REQUEST_STATE_BYTES} UTF-8 bytes")
+    return text
+
+
+def _framework_state(value: object) -> object:
+    return value if value is UNSET else from_python(value)
+
+
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InputRequiredResult(OperationResult):
     """A 2026-07-28 multi-round answer: requests the client must fulfil, keyed by names the
-    server chooses, and/or opaque state the client echoes on its retry.  At least one of the
-    two is required.  (Declarations, capability checks and state protection are the server's.)
+    handler chooses, and/or state the client echoes on its retry.
+
+    * ``input_requests``: ``{key: {"method", "params"}}`` for ``elicitation/create``,
+      ``sampling/createMessage`` or ``roots/list``; ``request_kinds`` classifies them (each
+      must be declared by the operation, and the client must declare its capability: the
+      server's checks).
+    * ``request_state``: the application-protected opaque string (``APPLICATION_PROTECTED``
+      mode), non-empty, at most 65,536 UTF-8 bytes, written as ``requestState`` as it is.
+    * ``framework_state``: any JSON-like value (stored as a ``JsonValue``; ``None`` is JSON
+      null) for the framework to seal (``FRAMEWORK_PROTECTED`` mode); ``UNSET`` for none.  The
+      server writes the sealed string as ``requestState``; ``to_json`` never writes it.
+
+    At least one of requests and state is required, and at most one kind of state.  Neither
+    state is shown by ``repr``.
     """
 
     input_requests: Mapping[str, object] = _EMPTY
-    request_state: str | None = None
+    request_state: str | None = field(default=None, repr=False)
+    framework_state: object = field(default=UNSET, repr=False)
     meta: Mapping[str, object] = _EMPTY
+    request_kinds: frozenset[InputRequestKind] = field(init=False, repr=False, compare=False)
 
     _CHECKS: ClassVar[Checks] = (
         ("input_requests", _input_requests),
-        ("request_state", OPTIONAL_TEXT),
+        ("request_state", _request_state),
+        ("framework_state", _framework_state),
         ("meta", _meta),
     )
 
     def __post_init__(self) -> None:
         validate(self)
-        if not self.input_requests and self.request_state is None:
+        has_state = self.framework_state is not UNSET
+        if self.request_state is not None:
+            if has_state:
+                raise InvalidValueError(
+                    "InputRequiredResult: request_state and framework_state exclude each other"
+                )
+            has_state = True
+        if not self.input_requests and not has_state:
             raise InvalidValueError(
-                "InputRequiredResult: input_requests or request_state is required"
+                "InputRequiredResult: input_requests, request_state or framework_state is required"
             )
+        kinds = frozenset(map(InputRequestKind.of, self.input_requests.values()))
+        object.__setattr__(self, "request_kinds", kinds)
 
     def to_json(self) -> JsonObject:
-        """``inputRequests`` and ``requestState`` when present, ``_meta`` when non-empty."""
+        """``inputRequests`` when present, the application's ``requestState`` when set,
+        ``_meta`` when non-empty (the sealed framework state is the server's to write)."""
         members: dict[str, object] = {}
         if self.input_requests:
             members["inputRequests"] = self.input_requests
@@ -289,3 +337,10 @@ class TaskCreatedResult(OperationResult, Generic[R]):
 
     def __post_init__(self) -> None:
         validate(self)
+
+
+def structured_result(value: JsonValue) -> CompleteResult:
+    """The complete tool result of a typed tool: ``value`` is the structured content its
+    output model has just converted and validated, so nothing is checked again."""
+    output = unchecked(ToolOutput, content=(), structured_content=value, is_error=False)
+    return unchecked(CompleteResult, payload=output, meta=_EMPTY)

@@ -1,4 +1,4 @@
-"""The small values a tool registration carries: hints, shape and request-state mode (SP-02, TR-16).
+"""The small values a tool registration carries: its hints and its shape (SP-02, TR-05).
 
 They live apart from ``_tools`` so that the registration module holds only the registration
 rules.  Each is immutable and checked when it is built: a tool that exists is one the protocol
@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields
 from mcpkit.errors import ConfigurationError, InvalidValueError
 from mcpkit.json import JsonObject, string
 
-__all__ = ["RequestStateMode", "ToolAnnotations", "ToolShape"]
+__all__ = ["ToolAnnotations", "ToolShape"]
 
 
 class ToolShape(enum.Enum):
@@ -34,23 +34,6 @@ class ToolShape(enum.Enum):
     """``jsonObjectArguments``: the raw JSON object in, an ``OperationResult`` out."""
     AUTHORED = "authored"
     """``inputSchema``: validated raw JSON object in, an ``OperationResult`` out."""
-
-
-class RequestStateMode(enum.Enum):
-    """Who protects the request state a multi-round tool hands the client (TR-16).
-
-    The three modes of Soklet's ``McpRequestStateMode`` (reference/soklet4-digest.md §2.3).
-    They only mean something on 2026-07-28, the one revision with input-required results.
-    """
-
-    NONE = "none"
-    """No request state: the default."""
-    APPLICATION_PROTECTED = "application_protected"
-    """The application supplies an opaque string and protects it itself; the framework only
-    echoes it (at most 65,536 UTF-8 bytes)."""
-    FRAMEWORK_PROTECTED = "framework_protected"
-    """The application supplies JSON; the framework seals it (AES-256-GCM) and verifies it on
-    the retry, so the server needs protection keys."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -14,16 +14,15 @@ import re
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Final, TypeVar
 
 from mcpkit.errors import ConfigurationError, InvalidValueError, SchemaError
-from mcpkit.json import JsonObject, string
+from mcpkit.json import string
 from mcpkit.limits import Limits
 from mcpkit.model import Icon  # from the package: the module that defines Icon may move
-from mcpkit.model._handlers import check_handler
+from mcpkit.model._handlers import NO_MULTI_ROUND, check_handler, check_multi_round
 from mcpkit.model._revision import Revision
-from mcpkit.model._tool_annotations import RequestStateMode, ToolAnnotations
+from mcpkit.model._tool_annotations import ToolAnnotations
 from mcpkit.schema import InputModel, OutputModel, ToolSchema, derive_input, derive_output
 
 __all__ = [
@@ -148,40 +147,11 @@ def options(
 
 def multi_round(
     tool: Tool, input_requests: object, request_state_mode: object
-) -> dict[str, object]:
-    """The advanced shapes' declarations (TR-16): the input requests the handler may emit, and
-    who protects its request state.  Both exist only on 2026-07-28, so a tool that declares
-    either cannot select a 2025 revision (reference/soklet4-digest.md §2.1, §7).  ``None``
-    for either means "none declared"."""
-    if input_requests is None:
-        input_requests = {}
-    if not isinstance(input_requests, Mapping):
-        raise tool.fail("input_requests must be a mapping of str keys to JSON objects")
-    requests: dict[str, JsonObject] = {}
-    for key, request in input_requests.items():
-        if not isinstance(key, str) or not key:
-            raise tool.fail("every input_requests key must be a non-empty str")
-        if not isinstance(request, Mapping):
-            raise tool.fail(f"input request {key!r} must be a JSON object")
-        try:
-            requests[string(key)] = JsonObject(request)
-        except InvalidValueError as error:
-            raise tool.fail(f"input request {key!r}: {error.rule}") from None
-    mode = RequestStateMode.NONE if request_state_mode is None else request_state_mode
-    if not isinstance(mode, RequestStateMode):
-        raise tool.fail("request_state_mode must be a RequestStateMode or None")
-    if tool.legacy and (requests or mode is not RequestStateMode.NONE):
-        raise tool.fail(
-            "input requests and request state exist only on 2026-07-28; a tool that declares "
-            "them must select only Revision.V2026_07_28"
-        )
-    return {"input_requests": MappingProxyType(requests), "request_state_mode": mode}
-
-
-NO_MULTI_ROUND: Final[dict[str, object]] = {
-    "input_requests": MappingProxyType({}),
-    "request_state_mode": RequestStateMode.NONE,
-}
+) -> Mapping[str, object]:
+    """The advanced shapes' declarations (TR-16): the kinds of input request the handler may
+    emit and who protects its request state; a tool that declares either selects only
+    2026-07-28 (RV-06).  The rules are every operation's (``_handlers.check_multi_round``)."""
+    return check_multi_round(tool, tool.revisions, input_requests, request_state_mode)
 
 
 def input_model(tool: Tool, arguments: object, limits: Limits) -> InputModel:

@@ -25,9 +25,10 @@ from mcpkit.json import JsonObject
 from mcpkit.limits import DEFAULT_LIMITS, Limits
 from mcpkit.model import Icon  # from the package: the module that defines Icon may move
 from mcpkit.model._context import InvocationFeatures, RequestContext, ToolArguments
+from mcpkit.model._input import InputRequestDeclaration, InputRequestKind, RequestStateMode
 from mcpkit.model._results import OperationResult
 from mcpkit.model._revision import Revision
-from mcpkit.model._tool_annotations import RequestStateMode, ToolAnnotations, ToolShape
+from mcpkit.model._tool_annotations import ToolAnnotations, ToolShape
 from mcpkit.schema import InputModel, OutputModel, ToolSchema, compile_schema
 
 __all__ = ["OperationHandler", "ToolHandler", "ToolRegistration"]
@@ -59,6 +60,7 @@ class ToolRegistration:
 
     __slots__ = (
         "annotations",
+        "declared_kinds",
         "description",
         "handler",
         "icons",
@@ -72,6 +74,7 @@ class ToolRegistration:
         "output_schema",
         "rate_limiter",
         "request_state_mode",
+        "required_kinds",
         "revisions",
         "shape",
         "title",
@@ -96,8 +99,15 @@ class ToolRegistration:
     icons: tuple[Icon, ...]
     rate_limiter: str | None
     mirror_structured_content: bool
-    input_requests: Mapping[str, JsonObject]
+    input_requests: tuple[InputRequestDeclaration, ...]
+    """The kinds of input request the handler may emit (advanced shapes; empty otherwise)."""
     request_state_mode: RequestStateMode
+    declared_kinds: frozenset[InputRequestKind]
+    """The kinds ``input_requests`` declares: an emitted request of another kind is a contract
+    failure."""
+    required_kinds: frozenset[InputRequestKind]
+    """The kinds declared ``REQUIRED``: checked against the client's capabilities on every
+    call, before the handler runs."""
 
     def __init__(self, *_args: object, **_kwargs: object) -> None:
         raise TypeError(
@@ -126,7 +136,7 @@ class ToolRegistration:
         input_model: InputModel | None,
         output_model: OutputModel | None,
         options: dict[str, object],
-        multi_round: dict[str, object],
+        multi_round: Mapping[str, object],
     ) -> ToolRegistration:
         rules.check_headers(tool, input_schema)
         registration = object.__new__(cls)
@@ -240,7 +250,7 @@ class ToolRegistration:
         icons: Sequence[Icon] = (),
         rate_limiter: str | None = None,
         mirror_structured_content: bool = True,
-        input_requests: Mapping[str, Mapping[str, object]] | None = None,
+        input_requests: Sequence[InputRequestDeclaration] = (),
         request_state_mode: RequestStateMode | None = None,
         limits: Limits = DEFAULT_LIMITS,
     ) -> ToolRegistration:
@@ -272,7 +282,7 @@ class ToolRegistration:
         icons: Sequence[Icon] = (),
         rate_limiter: str | None = None,
         mirror_structured_content: bool = True,
-        input_requests: Mapping[str, Mapping[str, object]] | None = None,
+        input_requests: Sequence[InputRequestDeclaration] = (),
         request_state_mode: RequestStateMode | None = None,
         limits: Limits = DEFAULT_LIMITS,
     ) -> ToolRegistration:
@@ -307,7 +317,7 @@ class ToolRegistration:
         icons: Sequence[Icon] = (),
         rate_limiter: str | None = None,
         mirror_structured_content: bool = True,
-        input_requests: Mapping[str, Mapping[str, object]] | None = None,
+        input_requests: Sequence[InputRequestDeclaration] = (),
         request_state_mode: RequestStateMode | None = None,
         limits: Limits = DEFAULT_LIMITS,
     ) -> ToolRegistration:

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from typing import Final, TypeVar
 
 from mcpkit.errors import OutputError, OutputFailure
-from mcpkit.json import JsonObject, encode
+from mcpkit.json import JsonObject, encode, wrap_array, wrap_object
 from mcpkit.limits import DEFAULT_LIMITS, Limits
 from mcpkit.model import (
     UNSET,
@@ -36,7 +36,6 @@ from mcpkit.model import (
     ResourceOutput,
     ResourceRegistration,
     Revision,
-    TextContent,
     ToolOutput,
     ToolRegistration,
 )
@@ -110,11 +109,23 @@ def resource_definition(registration: ResourceRegistration, revision: Revision) 
 
 def implementation_info(implementation: Implementation, revision: Revision) -> JsonObject:
     """The wire ``Implementation`` (``serverInfo``): the full object from 2025-11-25 on, only
-    ``name``, ``title`` and ``version`` on 2025-06-18."""
-    full = implementation.to_json()
-    if profile(revision).full_implementation:
-        return full
-    return JsonObject({name: full[name] for name in _JUNE_IMPLEMENTATION if name in full})
+    ``name``, ``title`` and ``version`` on 2025-06-18.  Implementations are immutable, so the
+    projection is remembered (a server has a handful of them)."""
+    key = (implementation, revision)
+    known = _IMPLEMENTATIONS.get(key)
+    if known is None:
+        full = implementation.to_json()
+        if profile(revision).full_implementation:
+            known = full
+        else:
+            known = JsonObject({name: full[name] for name in _JUNE_IMPLEMENTATION if name in full})
+        if len(_IMPLEMENTATIONS) < _MAX_REMEMBERED:
+            _IMPLEMENTATIONS[key] = known
+    return known
+
+
+_MAX_REMEMBERED: Final = 1024
+_IMPLEMENTATIONS: dict[tuple[Implementation, Revision], JsonObject] = {}
 
 
 # --- results ---------------------------------------------------------------------------------
@@ -140,8 +151,10 @@ def _finish(
     if row.server_info_meta and server_info is not None:
         meta[SERVER_INFO_KEY] = implementation_info(server_info, revision)
     if meta:
-        body["_meta"] = meta
-    return JsonObject(body)
+        body["_meta"] = wrap_object(meta)  # type: ignore[arg-type]
+    # Every member is a checked JSON value already (the content list is wrapped by its
+    # caller): wrap the body rather than convert it again.
+    return wrap_object(body)  # type: ignore[arg-type]
 
 
 def _payload(result: CompleteResult, kind: type[P]) -> P:
@@ -198,8 +211,9 @@ def call_tool_result(
     if has_structured and mirror_structured_content and not content:
         mirror = _mirror(structured, limits)
         if mirror is not None:
-            content.append(TextContent(text=mirror).to_json())
-    body: dict[str, object] = {"content": content}
+            # ``mirror`` is the codec's own output, valid text: no TextContent checks needed.
+            content.append(wrap_object({"type": "text", "text": mirror}))
+    body: dict[str, object] = {"content": wrap_array(content)}
     if has_structured:
         body["structuredContent"] = structured
     if output.is_error:
@@ -241,10 +255,12 @@ def get_prompt_result(
     body: dict[str, object] = {}
     if output.description is not None:
         body["description"] = output.description
-    body["messages"] = [
-        {"role": message.role.value, "content": _prompt_block(message.content, revision)}
+    body["messages"] = wrap_array(
+        wrap_object(
+            {"role": message.role.value, "content": _prompt_block(message.content, revision)}
+        )
         for message in output.messages
-    ]
+    )
     return _finish(body, result, revision, server_info, None)
 
 
@@ -259,5 +275,5 @@ def read_resource_result(
     2026-07-28 ``resultType`` and the cache hints (a cacheable result; the model has no
     per-resource policy yet, so the safe private, no-cache default unless one is given)."""
     output = _payload(result, ResourceOutput)
-    body: dict[str, object] = {"contents": [item.to_json() for item in output.contents]}
+    body: dict[str, object] = {"contents": wrap_array(item.to_json() for item in output.contents)}
     return _finish(body, result, revision, server_info, cache)

@@ -143,5 +143,8 @@ _TABLE: Final = MappingProxyType(
 
 
 def profile(revision: Revision) -> RevisionProfile:
-    """The profile of ``revision``; every ``Revision`` has exactly one."""
+    """The profile of ``revision``; every ``Revision`` has exactly one.  (Identity tests
+    first: hashing an enum member runs Python code, and this is called per request.)"""
+    if revision is Revision.V2026_07_28:
+        return _JULY_2026
     return _TABLE[revision]

@@ -22,7 +22,7 @@ from decimal import Decimal
 from typing import Final, NoReturn
 
 from mcpkit.errors import InvalidValueError, OutputError, OutputFailure
-from mcpkit.json import JsonArray, JsonObject, JsonValue, string
+from mcpkit.json import JsonValue, string, wrap_array, wrap_object
 from mcpkit.limits import Limits
 from mcpkit.schema._compile import ToolSchema
 from mcpkit.schema._evaluate import Outcome
@@ -79,9 +79,10 @@ class _Frame:
             self.out[self.key] = value
 
     def finish(self) -> JsonValue:
+        # Every member was converted here already: wrap without converting again.
         if isinstance(self.out, list):
-            return JsonArray(self.out)
-        return JsonObject(self.out)
+            return wrap_array(self.out)
+        return wrap_object(self.out)
 
 
 def _items(info: TypeInfo, values: Iterator[object]) -> Iterator[tuple[str, TypeInfo, object]]:

@@ -7,8 +7,12 @@ from mcpkit.server._execution import Executor as Executor
 from mcpkit.server._http import HttpEngine as HttpEngine
 from mcpkit.server._http import HttpExchange as HttpExchange
 from mcpkit.server._http import HttpRequest as HttpRequest
+from mcpkit.server._http import Signal as Signal
 from mcpkit.server._http import StdioSession as StdioSession
 from mcpkit.server._http import Writer as Writer
+from mcpkit.server._keyring import Keyring as Keyring
+from mcpkit.server._keyring import KeyringSnapshot as KeyringSnapshot
+from mcpkit.server._keyring import ProtectionKey as ProtectionKey
 from mcpkit.server._policy import AdmissionController as AdmissionController
 from mcpkit.server._policy import AdmissionRequest as AdmissionRequest
 from mcpkit.server._policy import Admitted as Admitted
@@ -30,8 +34,12 @@ __all__ = (
     "HttpExchange",
     "HttpRequest",
     "Interceptor",
+    "Keyring",
+    "KeyringSnapshot",
+    "ProtectionKey",
     "Rejected",
     "ResultSanitizer",
+    "Signal",
     "StdioConnection",
     "StdioSession",
     "Writer",

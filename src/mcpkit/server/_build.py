@@ -4,18 +4,30 @@ every endpoint's catalog pages are projected and encoded here, never per request
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from mcpkit.errors import ConfigurationError
 from mcpkit.limits import DEFAULT_LIMITS, Limits
-from mcpkit.model import CachePolicy, EndpointRegistry
+from mcpkit.model import (
+    CachePolicy,
+    EndpointRegistry,
+    PromptRegistration,
+    RequestStateMode,
+    ResourceRegistration,
+    ToolRegistration,
+)
 from mcpkit.protocol import DEFAULT_PAGE_SIZE, Catalog
 from mcpkit.schema import EvaluationGate
 from mcpkit.server._engine import Engine
 from mcpkit.server._execution import Executor
+from mcpkit.server._keyring import Keyring
 from mcpkit.server._operations import Operations, Runtime
 from mcpkit.server._policy import AdmissionController, CorsPolicy, Interceptor, ResultSanitizer
+from mcpkit.server._protection import RequestStateProtector
+
+log = logging.getLogger("mcpkit")
 
 __all__ = ["EngineSettings", "build_engine"]
 
@@ -35,7 +47,10 @@ class EngineSettings:
     tool_list_cache: CachePolicy = CachePolicy.PRIVATE_NO_CACHE
     prompt_list_cache: CachePolicy = CachePolicy.PRIVATE_NO_CACHE
     discover_cache: CachePolicy = CachePolicy.PRIVATE_NO_CACHE
-    handler_threads: int | None = field(default=None)
+    keyring: Keyring | None = None
+    """Keys for framework-protected request state; required when an operation uses it."""
+    clock_ns: Callable[[], int] | None = None
+    """The clock request state is sealed and opened against (tests inject one)."""
 
 
 def _is_coroutine_function(hook: object) -> bool:
@@ -50,6 +65,56 @@ def _hosts(names: Iterable[str]) -> frozenset[str]:
             raise ConfigurationError("allowed_hosts: each host must be a non-empty ASCII str")
         hosts.add(name.lower())
     return frozenset(hosts)
+
+
+def _framework_protected(registry: EndpointRegistry) -> bool:
+    for endpoint in registry:
+        for revision in endpoint.revisions:
+            operations: tuple[ToolRegistration | PromptRegistration | ResourceRegistration, ...] = (
+                *endpoint.tools_for(revision),
+                *endpoint.prompts_for(revision),
+                *endpoint.resources_for(revision),
+                *endpoint.templates_for(revision),
+            )
+            for operation in operations:
+                if operation.request_state_mode is RequestStateMode.FRAMEWORK_PROTECTED:
+                    return True
+    return False
+
+
+def _protector(
+    registry: EndpointRegistry, settings: EngineSettings
+) -> RequestStateProtector | None:
+    """The request-state protector: required by a framework-protected operation, refused for
+    anything but a ``Keyring``; an ephemeral keyring is announced once (soklet4-digest §2.3)."""
+    keyring = settings.keyring
+    if keyring is None:
+        if _framework_protected(registry):
+            raise ConfigurationError(
+                "an operation uses framework-protected request state: give the server a "
+                "keyring (Keyring(...) in production, Keyring.development_ephemeral() to try it)"
+            )
+        return None
+    if not isinstance(keyring, Keyring):
+        raise ConfigurationError("keyring must be a Keyring or None")
+    if keyring.is_ephemeral:
+        log.warning(
+            "mcpkit: request state is sealed with development-ephemeral keys: it is lost on "
+            "restart and cannot move between servers; configure a Keyring for production"
+        )
+    limits = settings.limits
+    options: dict[str, object] = {}
+    if settings.clock_ns is not None:
+        options["clock_ns"] = settings.clock_ns
+    return RequestStateProtector(
+        keyring,
+        max_encoded_bytes=limits.max_request_state_bytes,
+        max_decoded_bytes=limits.max_request_state_decoded_bytes,
+        lifetime_seconds=limits.request_state_lifetime_seconds,
+        max_rounds=limits.max_request_state_rounds,
+        limits=limits,
+        **options,  # type: ignore[arg-type]
+    )
 
 
 def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine:
@@ -82,7 +147,9 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
         )
         for endpoint in registry
     }
+    protector = _protector(registry, settings)
     operations = Operations(
+        protector=protector,
         limits=limits,
         executor=Executor(slots=limits.handler_slots, queue=limits.max_queued_requests),
         gate=EvaluationGate(limits.max_concurrent_evaluations),

@@ -161,7 +161,9 @@ class Engine:
         return self._limits
 
     async def startup(self) -> None:
-        """Nothing to prepare: everything was built with the server."""
+        """Everything was built with the server; only reopen the executor if an earlier
+        lifespan shut it down."""
+        self.operations.executor.start()
 
     async def shutdown(self) -> None:
         self.operations.executor.shutdown()
@@ -282,6 +284,7 @@ class Engine:
             responder = Responder(exchange, extra, budget=self._limits.max_response_bytes)
             call = self._call(runtime, selection, request, identity.identity, responder.notify)
             call.disconnected = disconnected
+            call.authorization = identity.authorization
             try:
                 message = await responder.run(self.operations.dispatch(call))
             except Exception as error:

@@ -28,6 +28,7 @@ from typing import Any
 
 from mcpkit.errors import Cancelled, ConfigurationError, DeadlineExceeded, MCPKitError, Overloaded
 from mcpkit.model import CancellationToken
+from mcpkit.server._http import Signal
 
 __all__ = ["Executor"]
 
@@ -54,7 +55,10 @@ class Executor:
     ``shutdown`` may be called from any thread.
     """
 
-    __slots__ = ("_active", "_closed", "_lock", "_pool", "_queue", "_running", "_slots", "_waiters")
+    __slots__ = (
+        "_active", "_closed", "_lock", "_pool", "_prefix", "_queue", "_running", "_slots",
+        "_waiters",
+    )  # fmt: skip
 
     def __init__(
         self, *, slots: int = 32, queue: int = 128, thread_name_prefix: str = "mcpkit-handler"
@@ -69,6 +73,7 @@ class Executor:
         self._running: dict[object, CancellationToken] = {}
         self._lock = threading.Lock()
         self._closed = False
+        self._prefix = thread_name_prefix
         self._pool = ThreadPoolExecutor(max_workers=slots, thread_name_prefix=thread_name_prefix)
 
     @property
@@ -134,6 +139,17 @@ class Executor:
                 except asyncio.CancelledError:
                     continue
             raise
+
+    def start(self) -> None:
+        """Accept work again after ``shutdown`` (an ASGI host may run the app's lifespan more
+        than once): a fresh thread pool; work still running from before keeps its slots."""
+        with self._lock:
+            if not self._closed:
+                return
+            self._pool = ThreadPoolExecutor(
+                max_workers=self._slots, thread_name_prefix=self._prefix
+            )
+            self._closed = False
 
     def shutdown(self) -> None:
         """Refuse new work, cancel every running token, and stop the pool without waiting.
@@ -264,19 +280,35 @@ async def _race(
     """Wait until ``future`` completes, the deadline passes or ``disconnected`` is set.
 
     A completed future wins over the other two, so a granted slot or a finished result is
-    never lost to a simultaneous timeout.
+    never lost to a simultaneous timeout.  One plain future is woken by callbacks (the work's
+    completion, a timer, the disconnect signal): no task is created on the common path.
     """
-    watcher = None if disconnected is None else loop.create_task(disconnected.wait())
-    waits: set[asyncio.Future[Any]] = {future} if watcher is None else {future, watcher}
-    try:
-        await asyncio.wait(
-            waits, timeout=deadline - loop.time(), return_when=asyncio.FIRST_COMPLETED
-        )
-    finally:
-        if watcher is not None:
-            watcher.cancel()
+    if not future.done():
+        waiter: asyncio.Future[None] = loop.create_future()
+
+        def wake(*_: object) -> None:
+            if not waiter.done():
+                waiter.set_result(None)
+
+        future.add_done_callback(wake)
+        timer = loop.call_at(deadline, wake)
+        watcher: asyncio.Task[Any] | None = None
+        if isinstance(disconnected, Signal):
+            disconnected.add_callback(wake)
+        elif disconnected is not None:
+            watcher = loop.create_task(disconnected.wait())
+            watcher.add_done_callback(wake)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            future.remove_done_callback(wake)
+            if isinstance(disconnected, Signal):
+                disconnected.remove_callback(wake)
+            if watcher is not None:
+                watcher.cancel()
     if future.done():
         return _Outcome.DONE
-    if watcher is not None and watcher.done():
+    if disconnected is not None and disconnected.is_set():
         return _Outcome.DISCONNECTED
     return _Outcome.DEADLINE

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from mcpkit.limits import Limits
 
-__all__ = ["HttpEngine", "HttpExchange", "HttpRequest", "StdioSession", "Writer"]
+__all__ = ["HttpEngine", "HttpExchange", "HttpRequest", "Signal", "StdioSession", "Writer"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,6 +42,33 @@ class HttpRequest:
 
     def __repr__(self) -> str:
         return f"HttpRequest({self.method} {len(self.body)} bytes)"
+
+
+class Signal(asyncio.Event):
+    """An ``asyncio.Event`` that also calls back when it is set: the disconnect signal a
+    transport hands the engine, so waiting for "the work finished, the deadline passed or the
+    client left" needs no watcher task per request."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._callbacks: list[Callable[[], object]] = []
+
+    def set(self) -> None:
+        super().set()
+        callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def add_callback(self, callback: Callable[[], object]) -> None:
+        """Call ``callback()`` when the signal is set (at once if it already is)."""
+        if self.is_set():
+            callback()
+        else:
+            self._callbacks.append(callback)
+
+    def remove_callback(self, callback: Callable[[], object]) -> None:
+        if callback in self._callbacks:
+            self._callbacks.remove(callback)
 
 
 class HttpExchange(Protocol):

@@ -52,6 +52,8 @@ from mcpkit.model import (
     ToolOutput,
     ToolRegistration,
     ToolShape,
+    server_arguments,
+    structured_result,
 )
 from mcpkit.protocol import (
     call_tool_result,
@@ -61,6 +63,7 @@ from mcpkit.protocol import (
     result_message,
 )
 from mcpkit.schema import EvaluationGate, Outcome
+from mcpkit.server._continuation import Continuation, write_input_required
 from mcpkit.server._policy import ResultSanitizer
 
 __all__ = [
@@ -109,6 +112,8 @@ class Output:
     revision: Revision
     server_info: Implementation | None
     limits: Limits
+    continuation: Continuation | None = None
+    """How to write an input-required result (2026-07-28); ``None`` on 2025."""
 
 
 def _contract_failure(what: str) -> InternalError:
@@ -143,12 +148,15 @@ def _check_binary(blocks: Iterable[object], limits: Limits) -> None:
 
 
 def _input_required(result: InputRequiredResult, out: Output) -> bytes:
-    """2026-07-28 only; on 2025 there is no such result (RV-06)."""
-    if not profile(out.revision).result_type:
-        raise _contract_failure("an input-required result on a 2025 revision")
-    body = dict(result.to_json())
-    body["resultType"] = "input_required"
-    return result_message(out.request_id, JsonObject(body), limits=out.limits)
+    """Multi-round input: checked and written by ``_continuation`` (2026-07-28 only)."""
+    return write_input_required(
+        result,
+        continuation=out.continuation,
+        request_id=out.request_id,
+        revision=out.revision,
+        server_info=out.server_info,
+        limits=out.limits,
+    )
 
 
 # --- tools -----------------------------------------------------------------------------------
@@ -183,7 +191,7 @@ def _bind(call: ToolCall) -> ToolArguments[Any]:
         converted: object = tool.input_model.bind_validated(call.arguments)
     else:
         converted = call.arguments
-    return ToolArguments(converted=converted, raw=call.arguments)
+    return server_arguments(converted, call.arguments)
 
 
 def _recognise_tool(call: ToolCall, returned: object) -> CompleteResult | InputRequiredResult:
@@ -193,7 +201,7 @@ def _recognise_tool(call: ToolCall, returned: object) -> CompleteResult | InputR
             raise _contract_failure("typed tool without an output model")
         with call.gate:
             structured = tool.output_model.to_json(returned)
-        return CompleteResult.with_tool_output(ToolOutput(structured_content=structured))
+        return structured_result(structured)
     if isinstance(returned, CompleteResult):
         if not returned.is_tool:
             raise _contract_failure("a tool returned a non-tool result")

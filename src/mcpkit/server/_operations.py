@@ -35,6 +35,7 @@ from mcpkit.model import (
     RequestLogger,
     ResourceListPage,
     Revision,
+    server_context,
 )
 from mcpkit.protocol import (
     SERVER_INFO_KEY,
@@ -53,6 +54,13 @@ from mcpkit.protocol import (
     result_message,
 )
 from mcpkit.schema import EvaluationGate
+from mcpkit.server._continuation import (
+    Continuation,
+    Declaring,
+    Retry,
+    has_conditional,
+    prepare,
+)
 from mcpkit.server._execution import Executor
 from mcpkit.server._http import HttpRequest
 from mcpkit.server._invoke import (
@@ -67,6 +75,7 @@ from mcpkit.server._invoke import (
     value_job,
 )
 from mcpkit.server._policy import Interceptor, ResultSanitizer
+from mcpkit.server._protection import RequestStateProtector
 
 __all__ = ["LEGACY_LOG_LEVEL", "Call", "Operations", "Runtime", "check_params"]
 
@@ -86,6 +95,8 @@ _CAPABILITY: Final = {
 _LISTS: Final = {kind.method: kind for kind in ListKind}
 # 2025 stateless requests have no session to remember ``logging/setLevel``: this minimum.
 LEGACY_LOG_LEVEL: Final = "info"
+_NO_RETRY: Final = Retry()
+_NO_CAPABILITIES: Final = JsonObject()
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +125,9 @@ class Call:
     deadline: float
     disconnected: asyncio.Event | None
     token: CancellationToken = field(default_factory=CancellationToken)
+    authorization: str | None = None
+    """The admitted authorization partition (``Admitted.authorization``) protected request
+    state is bound to; ``None`` for the anonymous partition."""
     legacy_log_level: str = "info"
     """The minimum level of a 2025 request's log messages: ``info``, or what a stdio client
     set with ``logging/setLevel`` (the process is its session)."""
@@ -214,7 +228,9 @@ class Operations:
         gate: EvaluationGate,
         interceptor: Interceptor | None,
         sanitizer: ResultSanitizer | None,
+        protector: RequestStateProtector | None = None,
     ) -> None:
+        self.protector = protector
         self.limits = limits
         self.executor = executor
         self.gate = gate
@@ -249,42 +265,63 @@ class Operations:
 
     # --- shared -----------------------------------------------------------------------------
 
-    def _output(self, call: Call) -> Output:
+    def _output(self, call: Call, continuation: Continuation | None = None) -> Output:
         row = profile(call.revision)
         info = call.runtime.endpoint.implementation if row.server_info_meta else None
         return Output(
-            request_id=call.request_id, revision=call.revision, server_info=info, limits=self.limits
+            request_id=call.request_id,
+            revision=call.revision,
+            server_info=info,
+            limits=self.limits,
+            continuation=continuation,
         )
 
-    def _context(self, call: Call, name: str | None) -> RequestContext:
-        params = call.params
-        responses = params.get("inputResponses")
-        state = params.get("requestState")
+    def _prepare(self, call: Call, registration: Declaring) -> tuple[Continuation | None, Retry]:
+        """Multi-round input checks before the handler (``_continuation.prepare``)."""
+        return prepare(
+            registration,
+            revision=call.revision,
+            endpoint_path=call.runtime.endpoint.path,
+            method=call.method,
+            params=call.params,
+            capabilities=call.meta.client_capabilities or _NO_CAPABILITIES,
+            request_id=call.request_id,
+            authorization=call.authorization,
+            protector=self.protector,
+            limits=self.limits,
+        )
+
+    def _context(self, call: Call, name: str | None, retry: Retry = _NO_RETRY) -> RequestContext:
+        """The handler's view of the request, from values already validated (no re-checks)."""
         meta = call.meta
-        return RequestContext(
+        return server_context(
             endpoint=call.runtime.endpoint,
             revision=call.revision,
             method=call.method,
             request_id=call.request_id,
             operation_name=name,
             client_info=meta.client_info,
-            client_capabilities=meta.client_capabilities or JsonObject(),
+            client_capabilities=meta.client_capabilities or _NO_CAPABILITIES,
             meta=meta.meta,
-            input_responses=responses if isinstance(responses, JsonObject) else None,
-            request_state=state if isinstance(state, str) and state else None,
+            input_responses=retry.input_responses,
+            request_state=retry.request_state,
+            framework_state=retry.framework_state,
             trace=meta.trace,
             identity=call.identity,
             http_request=call.http,
         )
 
-    def _features(self, call: Call) -> InvocationFeatures:
-        """The token always; a progress reporter when the client sent a token; a logger on
-        2026-07-28 when ``_meta`` names a log level, and always on the 2025 revisions."""
+    def _features(self, call: Call, *, progress_allowed: bool = True) -> InvocationFeatures:
+        """The token always; a progress reporter when the client sent a token and a logger on
+        2026-07-28 when ``_meta`` names a log level (always on the 2025 revisions) -- both only
+        when no conditional input request may still refuse the call after the handler ran:
+        the first notification commits the response, so it must stay uncommitted until then
+        (soklet4-digest §2.2)."""
         features: list[object] = [call.token]
         notify = call.notify
         meta = call.meta
         limits = self.limits
-        if meta.progress_token is not None:
+        if meta.progress_token is not None and progress_allowed:
 
             def progress(params: JsonObject) -> None:
                 notify(notification_message("notifications/progress", params, limits=limits))
@@ -294,7 +331,7 @@ class Operations:
             level = None if meta.log_level is None else meta.log_level.wire
         else:
             level = call.legacy_log_level
-        if level is not None:
+        if level is not None and progress_allowed:
 
             def message(params: JsonObject) -> None:
                 notify(notification_message("notifications/message", params, limits=limits))
@@ -420,16 +457,17 @@ class Operations:
             check_mirrored_headers(
                 tool.input_schema.headers, arguments, call.headers, limits=self.limits
             )
-        ctx = self._context(call, name)
+        continuation, retry = self._prepare(call, tool)
+        ctx = self._context(call, name, retry)
         job = tool_job(
             ToolCall(
                 tool=tool,
                 ctx=ctx,
                 arguments=arguments,
-                features=self._features(call),
+                features=self._features(call, progress_allowed=not has_conditional(tool)),
                 gate=self.gate,
                 sanitizer=self.sanitizer,
-                out=self._output(call),
+                out=self._output(call, continuation),
             )
         )
         return await self._run(call, job, ctx)
@@ -444,8 +482,10 @@ class Operations:
             raise InvalidParams()
         if not arguments.keys() <= prompt.argument_names:
             raise InvalidParams()
-        ctx = self._context(call, name)
-        job = prompt_job(prompt, ctx, arguments, self._features(call), self._output(call))
+        continuation, retry = self._prepare(call, prompt)
+        ctx = self._context(call, name, retry)
+        features = self._features(call, progress_allowed=not has_conditional(prompt))
+        job = prompt_job(prompt, ctx, arguments, features, self._output(call, continuation))
         return await self._run(call, job, ctx)
 
     async def _resources_read(self, call: Call) -> bytes:
@@ -454,19 +494,22 @@ class Operations:
         if match is None:
             raise ResourceNotFound(uri)
         resource, variables = match
-        ctx = self._context(call, uri)
+        continuation, retry = self._prepare(call, resource)
+        ctx = self._context(call, uri, retry)
         cache = (
             call.runtime.endpoint.resource_list_cache
             if resource.template is None
             else call.runtime.endpoint.resource_template_list_cache
         )
+        if "inputResponses" in call.params or "requestState" in call.params:
+            cache = CachePolicy.PRIVATE_NO_CACHE  # a retry's result is the caller's alone
         job = resource_job(
             resource,
             None if resource.template is None else variables,
             ctx,
-            self._features(call),
+            self._features(call, progress_allowed=not has_conditional(resource)),
             cache,
-            self._output(call),
+            self._output(call, continuation),
         )
         try:
             return await self._run(call, job, ctx)

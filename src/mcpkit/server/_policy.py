@@ -99,9 +99,25 @@ class AdmissionRequest:
 
 @dataclass(frozen=True, slots=True)
 class Admitted:
-    """Accept the request; ``identity`` becomes ``RequestContext.identity`` (HC-10)."""
+    """Accept the request; ``identity`` becomes ``RequestContext.identity`` (HC-10).
+
+    ``authorization`` is the caller's authorization partition: a stable key (1-256 UTF-8
+    bytes) that framework-protected request state is bound to, so a state sealed for one
+    caller cannot be replayed by another (soklet4-digest §1.4, §2.4).  ``None`` is the shared
+    anonymous partition.  Never derive it from anything the client says about itself.
+    """
 
     identity: object = None
+    authorization: str | None = None
+
+    def __post_init__(self) -> None:
+        key = self.authorization
+        if key is not None and (
+            not isinstance(key, str) or not 1 <= len(key.encode("utf-8", "surrogatepass")) <= 256
+        ):
+            raise ConfigurationError("Admitted: authorization must be 1 to 256 UTF-8 bytes")
+        if key is not None and any(0xD800 <= ord(c) <= 0xDFFF for c in key):
+            raise ConfigurationError("Admitted: authorization must be well-formed text")
 
 
 def _safe_headers(headers: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], ...]:

@@ -26,7 +26,7 @@ from mcpkit.protocol import (
 from mcpkit.server._engine import Engine, Refused, Selection, _Answer
 from mcpkit.server._http import Writer
 from mcpkit.server._operations import LEGACY_LOG_LEVEL, Runtime, check_params
-from mcpkit.server._policy import Rejected
+from mcpkit.server._policy import Admitted, Rejected
 
 __all__ = ["StdioConnection"]
 
@@ -91,7 +91,7 @@ class StdioConnection:
                 if decision.error is not None:
                     await write(error_message(request_id, decision.error))
                 return
-            await self._dispatch(selection, request_id, decision.identity, write)
+            await self._dispatch(selection, request_id, decision, write)
             if envelope.method == "logging/setLevel":
                 self._log_level = str(params["level"])  # checked by check_params
         except (_Answer, Cancelled):
@@ -104,7 +104,7 @@ class StdioConnection:
             await write(error_message(request_id, written))
 
     async def _dispatch(
-        self, selection: Selection, request_id: str | int, identity: object, write: Writer
+        self, selection: Selection, request_id: str | int, admitted: Admitted, write: Writer
     ) -> None:
         """Run one admitted request; its notifications and then its answer are written, and
         nothing at all once it has been cancelled (spec brief §3.8)."""
@@ -123,8 +123,9 @@ class StdioConnection:
             loop.call_soon_threadsafe(start)
 
         engine = self._engine
-        call = engine._call(self._runtime, selection, None, identity, notify)
+        call = engine._call(self._runtime, selection, None, admitted.identity, notify)
         call.disconnected = cancelled
+        call.authorization = admitted.authorization
         call.legacy_log_level = self._log_level
         self._inflight[request_id] = (call.token, cancelled)
         try:

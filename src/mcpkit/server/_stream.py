@@ -47,8 +47,8 @@ class Responder:
     """Writes one response through ``exchange``; see the module docstring."""
 
     __slots__ = (
-        "_budget", "_closed", "_committed", "_exchange", "_extra", "_loop", "_pending",
-        "_queued", "_room", "_thread", "_wake",
+        "_budget", "_closed", "_committed", "_drainer", "_exchange", "_extra", "_loop",
+        "_pending", "_queued", "_room", "_stopping", "_thread", "_wake",
     )  # fmt: skip
 
     def __init__(
@@ -68,18 +68,23 @@ class Responder:
         self._closed = False
         self._budget = budget
         self._queued = 0  # bytes accepted and not yet written; guarded by _room
-        self._room = threading.Condition()
+        self._room: threading.Condition | None = None  # made by the first notification
+        self._drainer: asyncio.Task[None] | None = None  # started by the first notification
+        self._stopping = False
 
     def notify(self, message: bytes) -> None:
         """Queue a notification message; callable from any thread (see the module docstring
         for what happens when the queue is full)."""
         size = len(message)
         on_loop = threading.get_ident() == self._thread
-        with self._room:
+        room = self._room
+        if room is None:
+            room = self._room = threading.Condition()
+        with room:
             while self._queued and self._queued + size > self._budget:
                 if on_loop or self._closed:
                     return
-                self._room.wait(_BLOCKED_POLL_SECONDS)
+                room.wait(_BLOCKED_POLL_SECONDS)
             if self._closed:
                 return
             self._queued += size
@@ -91,12 +96,28 @@ class Responder:
 
     def _push(self, message: bytes) -> None:
         self._pending.append(message)
-        self._wake.set()
+        if self._drainer is None:
+            self._drainer = self._loop.create_task(self._drain_loop())
+        else:
+            self._wake.set()
+
+    async def _drain_loop(self) -> None:
+        """Write notifications as they come, until the result is ready."""
+        while True:
+            await self._drain()
+            if self._stopping:
+                return
+            # ``_drain`` returned with nothing queued (no await after its last check), so
+            # anything new sets the event again after this clear.
+            self._wake.clear()
+            await self._wake.wait()
 
     def _written(self, size: int) -> None:
-        with self._room:
+        room = self._room
+        assert room is not None  # a notification made it before anything was queued
+        with room:
             self._queued -= size
-            self._room.notify_all()
+            room.notify_all()
 
     async def _drain(self) -> None:
         while self._pending:
@@ -108,29 +129,41 @@ class Responder:
             self._written(len(message))
 
     async def run(self, work: Awaitable[T]) -> T:
-        """Await ``work`` while writing the notifications it queues, in order."""
-        task = asyncio.ensure_future(work)
+        """Await ``work``; the notifications it queues meanwhile are written in order by a
+        drainer task that exists only once a first notification arrives, so a request that
+        sends none costs no extra task."""
         try:
-            while True:
-                waiter = asyncio.ensure_future(self._wake.wait())
-                done, _ = await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-                if task in done:
-                    waiter.cancel()
-                    break
-                self._wake.clear()
-                await self._drain()
+            result = await work
         except BaseException:
-            task.cancel()
+            await self._stop()
             raise
+        await self._stop()
+        return result
+
+    async def _stop(self) -> None:
+        """Let the drainer write what is queued, then end it; write anything left."""
+        drainer = self._drainer
+        if drainer is not None:
+            self._stopping = True
+            self._wake.set()
+            try:
+                await drainer
+            except asyncio.CancelledError:
+                drainer.cancel()
+                raise
         await self._drain()
-        return task.result()
 
     async def finish(self, status: int, message: bytes) -> None:
         """End the response: the last SSE event on a committed stream (whatever ``status``
         would have been, the stream is already 200), else a JSON body or an empty one."""
-        with self._room:
+        room = self._room
+        if room is None:
             self._closed = True
-            self._room.notify_all()
+        else:
+            with room:
+                self._closed = True
+                room.notify_all()
+        await self._stop()  # what was queued before the end is written before it
         if self._committed:
             await self._exchange.write(sse_event(message), more=False)
             return

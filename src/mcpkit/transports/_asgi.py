@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping, Sequence
 from typing import Any, Final, TypeAlias
 
-from mcpkit.server._http import HttpEngine, HttpRequest
+from mcpkit.server._http import HttpEngine, HttpRequest, Signal
 
 __all__ = ["ASGIApp", "McpApp", "Message", "Receive", "Scope", "Send"]
 
@@ -75,7 +75,7 @@ class McpApp:
             client=(client[0], client[1]) if client else None,
             server_port=server[1] if server and isinstance(server[1], int) else None,
         )
-        disconnected = asyncio.Event()
+        disconnected = Signal()
         watcher = asyncio.create_task(_watch_disconnect(receive, disconnected))
         try:
             await self._engine.handle_http(request, _Exchange(send, disconnected), disconnected)

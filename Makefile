@@ -13,7 +13,7 @@ STAMP := $(VENV)/install.stamp
 C_SOURCES := $(wildcard src/mcpkit/json/*.c src/mcpkit/json/*.h)
 PYTEST_COV := --cov=mcpkit --cov-branch --cov-report=term-missing
 
-.PHONY: venv run test conformance bench fuzz clean
+.PHONY: venv run test conformance bench bench-http soak fuzz clean
 
 venv: $(STAMP)
 
@@ -73,6 +73,19 @@ BENCH_SCRIPTS := bench/codec.py $(filter-out bench/codec.py,$(wildcard bench/*.p
 
 bench: venv
 	for script in $(BENCH_SCRIPTS); do $(PY) "$$script"; done
+	$(MAKE) --no-print-directory bench-http
+
+# The side-by-side HTTP benchmark against mcp 2.3.0 and fastmcp 4.1.6 (issue 7; method in
+# bench/http/run.py).  bench/http/setup.sh makes the peers' venv (build/bench-peers) and installs
+# wrk on first use.  Writes bench/results/<date>.md and latest.md; QUICK=1 for a smoke run.
+bench-http: venv
+	bash bench/http/setup.sh
+	$(PY) -m bench.http.run
+
+# 200,000 tools/call against one mcpkit server: RSS, file descriptors and threads must not grow.
+soak: venv
+	bash bench/http/setup.sh --wrk-only
+	$(PY) -m bench.http.soak
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .coverage .coverage.* coverage.xml htmlcov \

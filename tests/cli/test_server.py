@@ -414,6 +414,7 @@ def test_run_starts_uvicorn_with_the_fast_stack(monkeypatch: pytest.MonkeyPatch)
     assert (config.access_log, config.server_header) == (False, False)
     assert (config.timeout_keep_alive, config.timeout_graceful_shutdown) == (5, 5)
     assert config.limit_concurrency == 8192
+    assert config.proxy_headers is False  # forwarded headers are never trusted
 
 
 # --- stdio --------------------------------------------------------------------------------------

@@ -374,3 +374,20 @@ def test_accepts_one_type() -> None:
     assert accepts("application/json;q=0", sse=False) is False
     assert accepts(None, json=False, sse=False) is True
     assert accepts("", json=False, sse=False) is True
+
+
+def test_accept_answers_are_remembered_but_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Parsing an Accept value once is an optimisation only: the answer is the same whether it
+    is remembered, the memory is full or the value is too long to keep."""
+    import mcpkit.protocol._routing as routing
+
+    monkeypatch.setattr(routing, "_ACCEPTED", {})
+    both = "application/json, text/event-stream"
+    assert routing.accepts(both) and routing.accepts(both)
+    assert dict(routing._ACCEPTED) == {(both, True, True): True}
+    long = both + ", " + "x/y, " * 60
+    assert routing.accepts(long) and (long, True, True) not in routing._ACCEPTED
+    monkeypatch.setattr(routing, "_MAX_ACCEPTED", 0)
+    assert not routing.accepts("text/plain")
+    assert ("text/plain", True, True) not in routing._ACCEPTED
+    assert routing.accepts(None, json=False, sse=False)

@@ -496,3 +496,22 @@ def test_an_executor_shut_down_by_a_lifespan_can_start_again() -> None:
         )
 
     assert asyncio.run(scenario()) == "ran"
+
+
+def test_host_answers_are_remembered_but_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Remembering a Host answer never changes it: a full memory or a long value is simply
+    answered afresh."""
+    import mcpkit.server._engine as engine_module
+
+    server = mcpkit.Server(Edges)
+    body = modern_request("tools/list")
+    headers = modern_headers("tools/list")
+    with TestClient(server) as client:
+        assert client.post(PATH, body, headers=headers).status == 200
+        assert ("127.0.0.1:8000", 8000) in server.engine._hosts
+        long_host = "a" * 300 + ".example"
+        evil = client.post(PATH, body, headers={**headers, "Host": long_host})
+        assert evil.status == 421 and (long_host, 8000) not in server.engine._hosts
+        monkeypatch.setattr(engine_module, "_MAX_REMEMBERED_HOSTS", 0)
+        assert client.post(PATH, body, headers={**headers, "Host": "localhost"}).status == 200
+        assert ("localhost", 8000) not in server.engine._hosts

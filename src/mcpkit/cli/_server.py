@@ -183,6 +183,9 @@ class Server:
             timeout_keep_alive=5,
             limit_concurrency=8192,
             timeout_graceful_shutdown=5,
+            # Forwarded headers never identify a host or a client (soklet4-digest §1.2), and
+            # the middleware that reads them costs a layer per request.
+            proxy_headers=False,
         )
         return uvicorn.Server(config)
 

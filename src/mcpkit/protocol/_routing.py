@@ -124,8 +124,22 @@ def accepts(accept: str | None, *, json: bool = True, sse: bool = True) -> bool:
     weight is zero or unreadable does not admit.  An absent header admits nothing: MCP
     clients must list both types.
     """
-    ranges = _media_ranges(accept) if accept is not None else []
-    return (not json or _admits(ranges, _JSON)) and (not sse or _admits(ranges, _EVENT_STREAM))
+    if accept is None:
+        return not json and not sse
+    key = (accept, json, sse)
+    known = _ACCEPTED.get(key)
+    if known is None:
+        ranges = _media_ranges(accept)
+        known = (not json or _admits(ranges, _JSON)) and (not sse or _admits(ranges, _EVENT_STREAM))
+        if len(_ACCEPTED) < _MAX_ACCEPTED and len(accept) <= _MAX_ACCEPT_CHARS:
+            _ACCEPTED[key] = known  # clients repeat the same few Accept values
+    return known
+
+
+# Answers for recently seen Accept values: a handful of spellings, parsed once each.
+_MAX_ACCEPTED: Final = 256
+_MAX_ACCEPT_CHARS: Final = 256
+_ACCEPTED: dict[tuple[str, bool, bool], bool] = {}
 
 
 def _visible_ascii(text: str) -> bool:

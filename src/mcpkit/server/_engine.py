@@ -64,6 +64,8 @@ __all__ = ["Engine", "Refused", "Selection"]
 log = logging.getLogger("mcpkit.server")
 
 _LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
+# Host values whose answer is remembered (both accepted and refused ones), at most.
+_MAX_REMEMBERED_HOSTS: Final = 256
 _ALLOW: Final = ((b"allow", b"POST, OPTIONS"),)
 _PREFLIGHT_HEADERS: Final = (
     "content-type, accept, authorization, mcp-protocol-version, mcp-method, mcp-name"
@@ -152,6 +154,7 @@ class Engine:
         self.operations = operations
         self._limits = limits
         self._allowed_hosts = allowed_hosts
+        self._hosts: dict[tuple[str, int | None], int] = {}
         self.port = port
         self._cors = cors
         self._admission = admission
@@ -221,15 +224,26 @@ class Engine:
         values = [value for name, value in headers if name == "host"]
         if len(values) != 1:
             raise _Answer(400)
-        parsed = _host_name(values[0])
+        key = (values[0], port)
+        status = self._hosts.get(key)
+        if status is None:
+            status = self._host_status(values[0], port)
+            if len(self._hosts) < _MAX_REMEMBERED_HOSTS and len(values[0]) <= 255:
+                self._hosts[key] = status  # a server sees the same few Host values
+        if status:
+            raise _Answer(status)
+
+    def _host_status(self, value: str, port: int | None) -> int:
+        """0 for an acceptable ``Host`` value, else the status that refuses it."""
+        parsed = _host_name(value)
         if parsed is None:
-            raise _Answer(400)
+            return 400
         name, given = parsed
         if name in self._allowed_hosts:
-            return
+            return 0
         if name in _LOOPBACK_HOSTS and (given is None or port is None or given == str(port)):
-            return
-        raise _Answer(421)
+            return 0
+        return 421
 
     def _preflight(self, endpoint: Endpoint) -> list[tuple[bytes, bytes]]:
         names = {

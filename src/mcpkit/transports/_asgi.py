@@ -80,13 +80,16 @@ class McpApp:
         try:
             await self._engine.handle_http(request, _Exchange(send, disconnected), disconnected)
         finally:
-            watcher.cancel()
-            # ``wait`` never raises the watcher's cancellation into this task, yet lets a
-            # cancellation of this task through.
-            await asyncio.wait((watcher,))
-            failure = None if watcher.cancelled() else watcher.exception()
+            # A watcher still waiting on receive() has not failed: cancel it and go on (it
+            # ends on the loop's next turn; nothing waits for it).  One that already ended
+            # either saw the disconnect or met a receive() failure, which is not ours to hide.
+            if watcher.done():
+                failure = None if watcher.cancelled() else watcher.exception()
+            else:
+                watcher.cancel()
+                failure = None
         if failure is not None:
-            raise failure  # the server's receive() failed: not ours to hide
+            raise failure
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:

@@ -49,7 +49,13 @@ from mcpkit.protocol import (
     wire_error,
 )
 from mcpkit.server._http import HttpExchange, HttpRequest
-from mcpkit.server._operations import Call, Operations, Runtime, check_params
+from mcpkit.server._operations import (
+    LEGACY_LOG_LEVEL,
+    Call,
+    Operations,
+    Runtime,
+    check_params,
+)
 from mcpkit.server._policy import (
     AdmissionController,
     AdmissionRequest,
@@ -63,6 +69,7 @@ __all__ = ["Engine", "Refused", "Selection"]
 
 log = logging.getLogger("mcpkit.server")
 
+_NO_PARAMS: Final = JsonObject()
 _LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
 # Host values whose answer is remembered (both accepted and refused ones), at most.
 _MAX_REMEMBERED_HOSTS: Final = 256
@@ -283,7 +290,7 @@ class Engine:
             selection = self.select(runtime, envelope, request.headers, http=True)
             revision = selection.revision
             if envelope.kind is MessageKind.REQUEST:
-                check_params(revision, envelope.method or "", envelope.params or JsonObject())
+                check_params(revision, envelope.method or "", envelope.params or _NO_PARAMS)
             identity = await self._admit(runtime, selection, request)
             if isinstance(identity, Rejected):
                 body = None
@@ -296,9 +303,7 @@ class Engine:
                 await respond(exchange, 202, None, extra)
                 return
             responder = Responder(exchange, extra, budget=self._limits.max_response_bytes)
-            call = self._call(runtime, selection, request, identity.identity, responder.notify)
-            call.disconnected = disconnected
-            call.authorization = identity.authorization
+            call = self._call(runtime, selection, request, identity, responder.notify, disconnected)
             try:
                 message = await responder.run(self.operations.dispatch(call))
             except Exception as error:
@@ -413,9 +418,12 @@ class Engine:
         runtime: Runtime,
         selection: Selection,
         request: HttpRequest | None,
-        identity: object,
+        admitted: Admitted,
         notify: Callable[[bytes], None],
+        disconnected: asyncio.Event,
+        legacy_log_level: str = LEGACY_LOG_LEVEL,
     ) -> Call:
+        """The admitted request, every field set here (nothing is patched in afterwards)."""
         envelope = selection.envelope
         if envelope.id is None:  # pragma: no cover - requests always have an id
             raise InvalidRequest()
@@ -425,14 +433,16 @@ class Engine:
             revision=selection.revision,
             request_id=envelope.id,
             method=envelope.method or "",
-            params=envelope.params if envelope.params is not None else JsonObject(),
+            params=envelope.params if envelope.params is not None else _NO_PARAMS,
             meta=selection.meta,
             http=request,
             headers=request.headers if request is not None else (),
-            identity=identity,
+            identity=admitted.identity,
+            authorization=admitted.authorization,
             notify=notify,
             deadline=loop.time() + self._limits.request_timeout_seconds,
-            disconnected=None,
+            disconnected=disconnected,
+            legacy_log_level=legacy_log_level,
         )
 
 

@@ -108,7 +108,7 @@ class Runtime:
     discover_cache: CachePolicy
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Call:
     """One request that passed the envelope, revision and ``_meta`` checks."""
 
@@ -123,12 +123,13 @@ class Call:
     identity: object
     notify: Callable[[bytes], None]
     deadline: float
-    disconnected: asyncio.Event | None
+    disconnected: asyncio.Event
+    """Set when the client goes away (HTTP) or cancels the request (stdio)."""
     token: CancellationToken = field(default_factory=CancellationToken)
     authorization: str | None = None
     """The admitted authorization partition (``Admitted.authorization``) protected request
     state is bound to; ``None`` for the anonymous partition."""
-    legacy_log_level: str = "info"
+    legacy_log_level: str = LEGACY_LOG_LEVEL
     """The minimum level of a 2025 request's log messages: ``info``, or what a stdio client
     set with ``logging/setLevel`` (the process is its session)."""
 

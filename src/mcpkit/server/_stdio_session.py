@@ -123,10 +123,9 @@ class StdioConnection:
             loop.call_soon_threadsafe(start)
 
         engine = self._engine
-        call = engine._call(self._runtime, selection, None, admitted.identity, notify)
-        call.disconnected = cancelled
-        call.authorization = admitted.authorization
-        call.legacy_log_level = self._log_level
+        call = engine._call(
+            self._runtime, selection, None, admitted, notify, cancelled, self._log_level
+        )
         self._inflight[request_id] = (call.token, cancelled)
         try:
             message = await engine.operations.dispatch(call)

@@ -179,7 +179,7 @@ def _opcodes(app: Any, raw: bytes, count: int, top: int) -> None:
     for code, number in counts.most_common(top):
         print(
             f"{number / count:10.0f} {calls[code] / count:6.1f}  "
-            f"{where(code)}:{code.co_firstlineno} {code.co_name}"
+            f"{where(code)}:{code.co_firstlineno} {code.co_qualname}"
         )
 
 

@@ -16,6 +16,7 @@ from mcpkit.protocol._routing import (
     MCP_METHOD_HEADER,
     MCP_NAME_HEADER,
     NAMED_METHODS,
+    HeaderFields,
     Headers,
     accepts,
     check_method_headers,
@@ -83,17 +84,38 @@ def test_header_names_are_matched_exactly() -> None:
     assert header((("Mcp-Name", "a"),), "mcp-name") is None
 
 
+def indexed(pairs: Headers) -> list[Headers | HeaderFields]:
+    """The same fields as a plain sequence and as the engine's once-built index."""
+    return [pairs, HeaderFields(pairs)]
+
+
 @pytest.mark.parametrize("name", ["mcp-method", "mcp-name", "mcp-protocol-version"])
 def test_repeated_mcp_header_is_a_mismatch(name: str) -> None:
-    with pytest.raises(HeaderMismatch):
-        header(((name, "a"), ("other", "b"), (name, "a")), name)
+    for headers in indexed(((name, "a"), ("other", "b"), (name, "a"))):
+        with pytest.raises(HeaderMismatch):
+            header(headers, name)
 
 
 @pytest.mark.parametrize("name", ["host", "content-type", "accept", "origin"])
 def test_repeated_other_header_is_an_invalid_request(name: str) -> None:
-    with pytest.raises(InvalidRequest) as caught:
-        header(((name, "a"), (name, "a")), name)
-    assert type(caught.value) is InvalidRequest
+    for headers in indexed(((name, "a"), (name, "a"))):
+        with pytest.raises(InvalidRequest) as caught:
+            header(headers, name)
+        assert type(caught.value) is InvalidRequest
+
+
+def test_header_fields_answer_like_a_scan() -> None:
+    pairs = (("host", " h:1 "), ("accept", "a"), ("x", "1"), ("x", "2"), ("x", "3"))
+    fields = HeaderFields(pairs)
+    assert fields.pairs is pairs
+    assert [fields.count(name) for name in ("host", "x", "absent")] == [1, 2, 0]
+    assert fields.raw("host") == " h:1 "  # untrimmed, for the Host check's own parsing
+    assert fields.raw("x") is None  # repeated: no single value
+    assert fields.raw("absent") is None
+    for name in ("host", "accept", "absent"):
+        assert fields.get(name) == header(pairs, name)
+    unique = HeaderFields((("a", "1"), ("b", "2")))
+    assert [unique.count(name) for name in ("a", "b", "c")] == [1, 1, 0]
 
 
 # --- decode_header_value ------------------------------------------------------------------

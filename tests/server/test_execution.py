@@ -18,7 +18,13 @@ from typing import Any
 
 import pytest
 
-from mcpkit.errors import Cancelled, ConfigurationError, DeadlineExceeded, Overloaded
+from mcpkit.errors import (
+    Cancelled,
+    ConfigurationError,
+    DeadlineExceeded,
+    InternalError,
+    Overloaded,
+)
 from mcpkit.model import CancellationToken
 from mcpkit.server._execution import Executor
 
@@ -742,5 +748,136 @@ def test_in_pool_holds_a_cancellation_until_the_thread_returns(executor: Executo
         with pytest.raises(asyncio.CancelledError):
             await task
         assert blocked.finished.is_set()
+
+    run(main)
+
+
+# --- at_once: coroutines that finish in their first step run inline ---------------------------
+
+
+def test_an_at_once_call_runs_inline_in_a_copy_of_the_context(executor: Executor) -> None:
+    seen: dict[str, object] = {}
+
+    async def handler() -> object:
+        seen["task"] = asyncio.current_task()
+        seen["active"] = executor.active
+        seen["request"] = REQUEST.get()
+        REQUEST.set("changed by the handler")
+        return "result"
+
+    async def main() -> None:
+        REQUEST.set("req-3")
+        before = asyncio.all_tasks()
+        result = await executor.run(
+            handler, is_async=True, at_once=True, deadline=later(), token=CancellationToken()
+        )
+        assert result == "result"
+        assert seen["task"] is asyncio.current_task()  # no task of its own
+        assert asyncio.all_tasks() == before
+        assert seen["active"] == 1  # it held a slot while it ran ...
+        assert executor.active == 0  # ... and gave it back
+        assert seen["request"] == "req-3"
+        assert REQUEST.get() == "req-3"  # its context changes stay in its copy, as in a task
+
+    run(main)
+
+
+def test_at_once_is_ignored_for_a_def_call(executor: Executor) -> None:
+    async def main() -> None:
+        result = await executor.run(
+            lambda: threading.current_thread(),
+            is_async=False,
+            at_once=True,
+            deadline=later(),
+            token=CancellationToken(),
+        )
+        assert result is not threading.current_thread()
+
+    run(main)
+
+
+def test_an_at_once_calls_exception_propagates_and_frees_the_slot(executor: Executor) -> None:
+    error = ValueError("handler failed")
+
+    async def handler() -> object:
+        raise error
+
+    async def cancels_itself() -> object:
+        raise asyncio.CancelledError
+
+    async def main() -> None:
+        with pytest.raises(ValueError) as raised:
+            await executor.run(
+                handler, is_async=True, at_once=True, deadline=later(), token=CancellationToken()
+            )
+        assert raised.value is error
+        with pytest.raises(Cancelled):
+            await executor.run(
+                cancels_itself,
+                is_async=True,
+                at_once=True,
+                deadline=later(),
+                token=CancellationToken(),
+            )
+        assert (executor.active, executor.queued) == (0, 0)
+
+    run(main)
+
+
+def test_an_at_once_call_that_suspends_after_all_fails_closed(
+    executor: Executor, caplog: pytest.LogCaptureFixture
+) -> None:
+    finished: list[bool] = []
+
+    async def waits() -> object:
+        try:
+            await asyncio.sleep(0)
+        finally:
+            finished.append(True)  # closed, not left suspended
+        return "never"
+
+    async def main() -> None:
+        with pytest.raises(InternalError):
+            await executor.run(
+                waits, is_async=True, at_once=True, deadline=later(), token=CancellationToken()
+            )
+        assert (executor.active, executor.queued) == (0, 0)
+
+    run(main)
+    assert finished == [True]
+    assert "suspended" in caplog.text
+
+
+def test_an_at_once_call_must_return_a_coroutine(executor: Executor) -> None:
+    async def main() -> None:
+        future: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+        future.set_result("done")
+        with pytest.raises(TypeError, match="must return a coroutine"):
+            await executor.run(
+                lambda: future,
+                is_async=True,
+                at_once=True,
+                deadline=later(),
+                token=CancellationToken(),
+            )
+        assert (executor.active, executor.queued) == (0, 0)
+
+    run(main)
+
+
+def test_an_at_once_call_whose_executor_shut_down_meanwhile_is_overloaded(
+    executor: Executor,
+) -> None:
+    async def handler() -> object:
+        return "never"
+
+    async def main() -> None:
+        # The slot was granted, then a shutdown (from another thread) closed the executor
+        # before the call started: it is refused and the slot given back.
+        assert executor._take(asyncio.get_running_loop(), later(), None)
+        executor.shutdown()
+        with pytest.raises(Overloaded):
+            executor._run_at_once(handler, CancellationToken())
+        assert (executor.active, executor.queued) == (0, 0)
 
     run(main)

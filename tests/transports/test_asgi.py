@@ -7,6 +7,7 @@ receives and sends is visible; the last ones run it under a real uvicorn and ins
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import threading
 import time
@@ -19,9 +20,10 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from mcpkit.limits import DEFAULT_LIMITS, Limits
-from mcpkit.server._http import HttpExchange, HttpRequest
+from mcpkit.server._http import HttpExchange, HttpRequest, Signal
 from mcpkit.testing import TestClient
 from mcpkit.transports import McpApp
+from mcpkit.transports._asgi import _WATCH_AFTER as WATCH_AFTER
 from mcpkit.transports._asgi import Message
 
 Responder = Callable[[HttpRequest, HttpExchange, asyncio.Event], Awaitable[None]]
@@ -322,6 +324,9 @@ def test_engine_failure_propagates_and_the_watcher_is_cleaned_up() -> None:
     watchers: list[asyncio.Task[Any]] = []
 
     async def failing(request: HttpRequest, exchange: HttpExchange, gone: asyncio.Event) -> None:
+        assert isinstance(gone, Signal)
+        gone.add_callback(lambda: None)  # a wait that lasts starts the watcher
+        await asyncio.sleep(WATCH_AFTER * 2)
         current = asyncio.current_task()
         watchers.extend(task for task in asyncio.all_tasks() if task is not current)
         raise ValueError("engine bug")
@@ -336,6 +341,9 @@ def test_watcher_is_cancelled_when_the_engine_returns() -> None:
     watchers: list[asyncio.Task[Any]] = []
 
     async def answer(request: HttpRequest, exchange: HttpExchange, gone: asyncio.Event) -> None:
+        assert isinstance(gone, Signal)
+        gone.add_callback(lambda: None)
+        await asyncio.sleep(WATCH_AFTER * 2)
         current = asyncio.current_task()
         watchers.extend(task for task in asyncio.all_tasks() if task is not current)
         await answer_ok(request, exchange, gone)
@@ -359,11 +367,81 @@ def test_receive_failure_in_the_watcher_is_raised() -> None:
             raise OSError("receive broke")
 
     async def waits(request: HttpRequest, exchange: HttpExchange, gone: asyncio.Event) -> None:
-        await asyncio.sleep(0.01)  # let the watcher run and fail
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(gone.wait(), 0.01)  # the watcher runs and fails meanwhile
+        assert not gone.is_set()
         await answer_ok(request, exchange, gone)
 
     with pytest.raises(OSError, match="receive broke"):
         run(FakeEngine(waits), BrokenPeer(chunk(b"{}")))
+
+
+def test_an_engine_that_never_waits_starts_no_watcher() -> None:
+    others: list[asyncio.Task[Any]] = []
+
+    async def answer(request: HttpRequest, exchange: HttpExchange, gone: asyncio.Event) -> None:
+        current = asyncio.current_task()
+        others.extend(task for task in asyncio.all_tasks() if task is not current)
+        await answer_ok(request, exchange, gone)
+        others.extend(task for task in asyncio.all_tasks() if task is not current)
+
+    peer = Peer(chunk(b"{}"))
+    engine = FakeEngine(answer)
+    run(engine, peer)
+    assert others == []
+    assert [message["type"] for message in peer.sent] == [
+        "http.response.start",
+        "http.response.body",
+    ]
+    assert not engine.disconnected[0].is_set()
+
+
+def test_a_short_wait_starts_no_watcher() -> None:
+    others: list[asyncio.Task[Any]] = []
+
+    async def answer(request: HttpRequest, exchange: HttpExchange, gone: asyncio.Event) -> None:
+        assert isinstance(gone, Signal)
+        gone.add_callback(lambda: None)  # waits, but less than WATCH_AFTER
+        await asyncio.sleep(0)
+        current = asyncio.current_task()
+        others.extend(task for task in asyncio.all_tasks() if task is not current)
+        await answer_ok(request, exchange, gone)
+
+    engine = FakeEngine(answer)
+    run(engine, Peer(chunk(b"{}")))
+    assert others == []
+    assert engine.disconnected[0]._timer.cancelled()  # type: ignore[attr-defined]
+
+
+def test_waiting_on_the_signal_watches_at_once_and_only_once() -> None:
+    seen: list[int] = []
+
+    async def answer(request: HttpRequest, exchange: HttpExchange, gone: asyncio.Event) -> None:
+        for _ in range(2):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(gone.wait(), 0.001)
+            names = [getattr(task.get_coro(), "__name__", "") for task in asyncio.all_tasks()]
+            seen.append(names.count("_watch"))
+        await answer_ok(request, exchange, gone)
+
+    run(FakeEngine(answer), Peer(chunk(b"{}")))
+    assert seen == [1, 1]
+
+
+def test_waiting_twice_starts_one_watcher() -> None:
+    seen: list[int] = []
+
+    async def answer(request: HttpRequest, exchange: HttpExchange, gone: asyncio.Event) -> None:
+        assert isinstance(gone, Signal)
+        gone.add_callback(lambda: None)
+        gone.add_callback(lambda: None)
+        await asyncio.sleep(WATCH_AFTER * 2)
+        current = asyncio.current_task()
+        seen.append(len([task for task in asyncio.all_tasks() if task is not current]))
+        await answer_ok(request, exchange, gone)
+
+    run(FakeEngine(answer), Peer(chunk(b"{}")))
+    assert seen == [1]
 
 
 # --- lifespan and other scopes --------------------------------------------------------------

@@ -147,16 +147,22 @@ class JsonArray(tuple["JsonValue", ...]):
         return f"JsonArray({list(self)!r})"
 
 
+# Bound once: these wrap several values per request, and each saved lookup counts there.
+_new_dict: Final = dict.__new__
+_fill_dict: Final = dict.update
+_new_tuple: Final = tuple.__new__
+
+
 def _object_from_dict(members: Mapping[str, JsonValue]) -> JsonObject:
     """Wrap members the codec has already validated (no conversion, no checks)."""
-    obj = dict.__new__(JsonObject)
-    dict.update(obj, members)
+    obj: JsonObject = _new_dict(JsonObject)
+    _fill_dict(obj, members)
     return obj
 
 
 def _array_from_list(items: Iterable[JsonValue]) -> JsonArray:
     """Wrap items the codec has already validated (no conversion, no checks)."""
-    return tuple.__new__(JsonArray, items)
+    return _new_tuple(JsonArray, items)
 
 
 wrap_object = _object_from_dict

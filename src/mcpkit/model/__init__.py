@@ -38,6 +38,7 @@ from mcpkit.model._decorators import resource_list as resource_list
 from mcpkit.model._decorators import tool as tool
 from mcpkit.model._endpoint import Endpoint as Endpoint
 from mcpkit.model._endpoint import ResourceMatch as ResourceMatch
+from mcpkit.model._handlers import never_suspends as never_suspends
 from mcpkit.model._implementation import CachePolicy as CachePolicy
 from mcpkit.model._implementation import CacheScope as CacheScope
 from mcpkit.model._implementation import Implementation as Implementation
@@ -157,6 +158,7 @@ __all__ = (
     "endpoint",
     "is_template",
     "missing_capabilities",
+    "never_suspends",
     "overlaps",
     "parse_media_type",
     "prompt",

@@ -296,8 +296,8 @@ class InvocationFeatures:
     features: tuple[object, ...]
 
     def __init__(self, *features: object) -> None:
-        kinds = [type(feature) for feature in features]
-        if len(set(kinds)) != len(kinds):
+        kinds = set(map(type, features))  # built once per request: no Python-level loop
+        if len(kinds) != len(features):
             raise InvalidValueError("InvocationFeatures: each feature type may appear only once")
         if CancellationToken not in kinds:
             raise InvalidValueError("InvocationFeatures: a CancellationToken is required")
@@ -517,7 +517,9 @@ def server_context(
         trace=trace,
         identity=identity,
         http_request=http_request,
-        operation_type=OperationType.for_method(method),
+        # ``method`` is a validated ``str``: the table lookup is ``for_method`` without its
+        # type checks.
+        operation_type=_BY_METHOD.get(method, OperationType.OTHER),
     )
 
 

@@ -12,8 +12,10 @@ with the operation's kind, name and revisions; the endpoint adds its path (LG-04
 
 from __future__ import annotations
 
+import dis
 import inspect
-from collections.abc import Mapping
+import types
+from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -39,6 +41,8 @@ __all__ = [
     "check_multi_round",
     "check_options",
     "identify",
+    "never_suspends",
+    "only_awaits",
     "show",
 ]
 
@@ -46,7 +50,38 @@ HANDLER_PARAMETERS: Final = ("ctx", "arguments", "features")
 """What a tool, prompt or template resource handler receives, in order."""
 
 _SHOWN_CHARS: Final = 40
+# A coroutine's frame can only suspend at a yield: ``await``, ``async with`` and ``async for``
+# all compile to one (YIELD_FROM before Python 3.11).
+_SUSPENSION_POINTS: Final = frozenset({"YIELD_VALUE", "YIELD_FROM"})
+_DELEGATE: Final = "__mcpkit_only_awaits__"
 _COUNTS: Final = {1: "one", 2: "two", 3: "three", 4: "four"}
+
+
+def never_suspends(handler: Callable[..., object]) -> bool:
+    """Whether every call of ``handler`` returns a coroutine that finishes in its first step.
+
+    True for a plain ``async def`` function (or a method bound to one) whose own code has no
+    suspension point -- no ``await``, ``async with`` or ``async for`` -- and for an adapter
+    marked by :func:`only_awaits` whose function is such a one.  The server runs those inline
+    instead of as a task, which changes nothing a handler can observe: there is no point at
+    which it could wait, be cancelled or see another task run.  Anything else is ``False``.
+    """
+    function = handler.__func__ if isinstance(handler, types.MethodType) else handler
+    if not isinstance(function, types.FunctionType):
+        return False
+    function = getattr(function, _DELEGATE, function)
+    if not isinstance(function, types.FunctionType):
+        return False
+    code = function.__code__
+    if not code.co_flags & inspect.CO_COROUTINE:
+        return False
+    return not any(ins.opname in _SUSPENSION_POINTS for ins in dis.get_instructions(code))
+
+
+def only_awaits(adapter: Callable[..., object], function: Callable[..., object]) -> None:
+    """Mark ``adapter`` (an ``async def`` of the framework's own) as suspending exactly when
+    ``function``, the one coroutine function it awaits, does: see :func:`never_suspends`."""
+    setattr(adapter, _DELEGATE, function)
 
 
 class Owner(Protocol):

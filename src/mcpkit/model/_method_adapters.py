@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from mcpkit.errors import ConfigurationError, SchemaError
 from mcpkit.model._context import InvocationFeatures, RequestContext, ToolArguments
+from mcpkit.model._handlers import only_awaits
 from mcpkit.model._method_signature import (
     NO_RESULT,
     NONE,
@@ -116,6 +117,9 @@ def _adapter(
 
     handler.__name__ = function.__name__
     handler.__qualname__ = function.__qualname__
+    if method.is_async:
+        # Its only await is the method's coroutine (framework values are plain calls).
+        only_awaits(handler, function)
     return handler
 
 

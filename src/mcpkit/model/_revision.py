@@ -20,11 +20,15 @@ class Revision(enum.Enum):
     V2025_11_25 = "2025-11-25"
     V2026_07_28 = "2026-07-28"
 
-    @property
-    def wire(self) -> str:
-        """The exact string a client and server exchange (``protocolVersion``, headers)."""
-        value: str = self.value
-        return value
+    wire: str
+    """The exact string a client and server exchange (``protocolVersion``, headers)."""
+
+    def __init__(self, wire: str) -> None:
+        self.wire = wire  # a plain attribute: read on every request, ``value`` is a descriptor
+
+    # Members are singletons compared by identity, so the identity hash is the right one; it
+    # is computed in C, where Enum's own hashes the name in Python (revisions key hot dicts).
+    __hash__ = object.__hash__
 
     @property
     def is_legacy(self) -> bool:

@@ -42,12 +42,14 @@ from mcpkit.protocol._revisions import CatalogOrder as CatalogOrder
 from mcpkit.protocol._revisions import RevisionProfile as RevisionProfile
 from mcpkit.protocol._revisions import profile as profile
 from mcpkit.protocol._routing import NAMED_METHODS as NAMED_METHODS
+from mcpkit.protocol._routing import HeaderFields as HeaderFields
 from mcpkit.protocol._routing import accepts as accepts
 from mcpkit.protocol._routing import check_method_headers as check_method_headers
 from mcpkit.protocol._routing import decode_header_value as decode_header_value
 from mcpkit.protocol._routing import header as header
 from mcpkit.protocol._routing import media_type_ok as media_type_ok
 from mcpkit.protocol._selection import is_modern_request as is_modern_request
+from mcpkit.protocol._selection import is_modern_version as is_modern_version
 from mcpkit.protocol._selection import negotiate as negotiate
 from mcpkit.protocol._selection import select_legacy as select_legacy
 from mcpkit.protocol._selection import select_modern as select_modern
@@ -62,6 +64,7 @@ __all__ = (
     "Catalog",
     "CatalogOrder",
     "Envelope",
+    "HeaderFields",
     "ListKind",
     "LogLevel",
     "MessageKind",
@@ -80,6 +83,7 @@ __all__ = (
     "implementation_info",
     "initialize_result",
     "is_modern_request",
+    "is_modern_version",
     "media_type_ok",
     "negotiate",
     "notification_message",

@@ -19,7 +19,7 @@ Two rules deliberately refuse instead of adapting (seed 000, "Results on 2025 re
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Final, TypeVar
+from typing import Final, NoReturn, TypeAlias, TypeVar
 
 from mcpkit.errors import OutputError, OutputFailure
 from mcpkit.json import JsonObject, encode, wrap_array, wrap_object
@@ -39,7 +39,7 @@ from mcpkit.model import (
     ToolOutput,
     ToolRegistration,
 )
-from mcpkit.protocol._revisions import profile
+from mcpkit.protocol._revisions import RevisionProfile, profile
 
 __all__ = [
     "SERVER_INFO_KEY",
@@ -58,6 +58,7 @@ SERVER_INFO_KEY: Final = "io.modelcontextprotocol/serverInfo"
 P = TypeVar("P", ToolOutput, PromptOutput, ResourceOutput)
 
 _COMPLETE: Final = "complete"
+_NO_BLOCKS: Final = wrap_array(())
 # What 2025-06-18 knows of an Implementation (its closed schema: name, title, version).
 _JUNE_IMPLEMENTATION: Final = ("name", "title", "version")
 
@@ -157,13 +158,47 @@ def _finish(
     return wrap_object(body)  # type: ignore[arg-type]
 
 
+def _ending(revision: Revision, server_info: Implementation | None) -> _Ending:
+    """``(server_info, profile(revision), members)``: the members are what ``_finish`` would
+    add to a result with no application ``_meta`` and no cache hints (``resultType`` and the
+    ``_meta`` holding ``serverInfo``, where the revision has them).  They depend on the
+    revision and the server only, so a tool result on the hot path copies them in instead.
+
+    Remembered by identity (an entry holds its implementation, so the id cannot be reused while
+    it is remembered): hashing an ``Implementation`` or a ``Revision`` runs Python code, and
+    this is called per request.  Callers copy the members and never change the dict."""
+    key = (id(server_info), id(revision))
+    known = _ENDINGS.get(key)
+    if known is not None:
+        return known
+    row = profile(revision)
+    members: dict[str, object] = {}
+    if row.result_type:
+        members["resultType"] = _COMPLETE
+    if row.server_info_meta and server_info is not None:
+        info = implementation_info(server_info, revision)
+        members["_meta"] = wrap_object({SERVER_INFO_KEY: info})
+    known = (server_info, row, members)
+    if len(_ENDINGS) < _MAX_REMEMBERED:
+        _ENDINGS[key] = known
+    return known
+
+
+_Ending: TypeAlias = "tuple[Implementation | None, RevisionProfile, dict[str, object]]"
+_ENDINGS: dict[tuple[int, int], _Ending] = {}
+
+
 def _payload(result: CompleteResult, kind: type[P]) -> P:
     """The payload, which the caller has already recognised as ``kind``; anything else is a
     programming error in the server, not a client-visible failure."""
     payload = result.payload
     if not isinstance(payload, kind):
-        raise TypeError(f"expected a CompleteResult with a {kind.__name__} payload")
+        _not_a(kind)
     return payload
+
+
+def _not_a(kind: type) -> NoReturn:
+    raise TypeError(f"expected a CompleteResult with a {kind.__name__} payload")
 
 
 def _tool_blocks(content: Iterable[ContentBlock], revision: Revision) -> list[JsonObject]:
@@ -200,25 +235,32 @@ def call_tool_result(
     content, the response ceiling, it is silently left out (the structured content itself
     still has to fit, and raises ``OutputError`` if it cannot be written).
     """
-    output = _payload(result, ToolOutput)
-    row = profile(revision)
+    output = result.payload
+    if not isinstance(output, ToolOutput):  # ``_payload``, inline on the hot path
+        _not_a(ToolOutput)
+    _, row, ending = _ending(revision, server_info)
     structured = output.structured_content
     has_structured = row.structured_content and structured is not UNSET
     object_only = row.structured_content_object_only
     if has_structured and object_only and not isinstance(structured, JsonObject):
         raise OutputError(OutputFailure.SCHEMA)
-    content = _tool_blocks(output.content, revision)
-    if has_structured and mirror_structured_content and not content:
+    content = _NO_BLOCKS  # immutable, so one empty array serves every result
+    if output.content:
+        content = wrap_array(_tool_blocks(output.content, revision))
+    elif has_structured and mirror_structured_content:
         mirror = _mirror(structured, limits)
         if mirror is not None:
             # ``mirror`` is the codec's own output, valid text: no TextContent checks needed.
-            content.append(wrap_object({"type": "text", "text": mirror}))
-    body: dict[str, object] = {"content": wrap_array(content)}
+            content = wrap_array((wrap_object({"type": "text", "text": mirror}),))
+    body: dict[str, object] = {"content": content}
     if has_structured:
         body["structuredContent"] = structured
     if output.is_error:
         body["isError"] = True
-    return _finish(body, result, revision, server_info, None)
+    if result.meta:
+        return _finish(body, result, revision, server_info, None)
+    body.update(ending)  # what ``_finish`` adds when there is no application ``_meta``
+    return wrap_object(body)  # type: ignore[arg-type]
 
 
 # Room kept for the envelope around the mirror and the structured content (ids, members, _meta).

@@ -106,14 +106,22 @@ def read_meta(params: JsonObject | None) -> RequestMeta:
         raise InvalidParams()
     if not meta:
         return RequestMeta(meta)
+    # Every member is looked at only when present (most requests carry two or three), so a
+    # typical ``_meta`` is read without a call per member.
     return RequestMeta(
         meta,
-        protocol_version=_optional_str(meta, PROTOCOL_VERSION_KEY),
-        client_capabilities=_optional_object(meta, CLIENT_CAPABILITIES_KEY),
-        client_info=_client_info(meta),
+        protocol_version=(
+            _optional_str(meta, PROTOCOL_VERSION_KEY) if PROTOCOL_VERSION_KEY in meta else None
+        ),
+        client_capabilities=(
+            _optional_object(meta, CLIENT_CAPABILITIES_KEY)
+            if CLIENT_CAPABILITIES_KEY in meta
+            else None
+        ),
+        client_info=_client_info(meta) if CLIENT_INFO_KEY in meta else None,
         log_level=LogLevel.parse(meta[LOG_LEVEL_KEY]) if LOG_LEVEL_KEY in meta else None,
-        progress_token=_progress_token(meta),
-        trace=_trace(meta),
+        progress_token=_progress_token(meta) if PROGRESS_TOKEN_KEY in meta else None,
+        trace=_NO_TRACE if meta.keys().isdisjoint(TRACE_KEYS) else _trace(meta),
     )
 
 
@@ -132,28 +140,23 @@ def _optional_str(meta: JsonObject, key: str) -> str | None:
     return value
 
 
-def _optional_object(meta: JsonObject, key: str) -> JsonObject | None:
-    if key not in meta:
-        return None
+def _optional_object(meta: JsonObject, key: str) -> JsonObject:
+    """A member the caller found present: it must be an object."""
     value = meta[key]
     if not isinstance(value, JsonObject):
         raise InvalidParams()
     return value
 
 
-def _client_info(meta: JsonObject) -> JsonObject | None:
+def _client_info(meta: JsonObject) -> JsonObject:
     """An ``Implementation``: ``name`` and ``version`` strings; other members are kept."""
     info = _optional_object(meta, CLIENT_INFO_KEY)
-    if info is not None and not (
-        isinstance(info.get("name"), str) and isinstance(info.get("version"), str)
-    ):
+    if not (isinstance(info.get("name"), str) and isinstance(info.get("version"), str)):
         raise InvalidParams()
     return info
 
 
-def _progress_token(meta: JsonObject) -> str | int | None:
-    if PROGRESS_TOKEN_KEY not in meta:
-        return None
+def _progress_token(meta: JsonObject) -> str | int:
     token: JsonValue = meta[PROGRESS_TOKEN_KEY]
     if isinstance(token, bool) or not isinstance(token, (str, int)):
         raise InvalidParams()  # null, a boolean, a fraction or a container

@@ -27,6 +27,7 @@ __all__ = [
     "MCP_METHOD_HEADER",
     "MCP_NAME_HEADER",
     "NAMED_METHODS",
+    "HeaderFields",
     "Headers",
     "accepts",
     "check_method_headers",
@@ -50,12 +51,58 @@ _EVENT_STREAM: Final = ("text", "event-stream")
 _QVALUE: Final = re.compile(r"0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?", re.ASCII)
 
 
-def header(headers: Headers, name: str) -> str | None:
+_NO_REPEATS: Final[frozenset[str]] = frozenset()
+
+
+class HeaderFields:
+    """A request's header fields indexed once, so each lookup is one dict access instead of a
+    scan of every field: the last value of each name, and the names that occur more than once
+    (found only when there are any, which a well-behaved client never sends)."""
+
+    __slots__ = ("_repeated", "_values", "pairs")
+
+    def __init__(self, pairs: Headers) -> None:
+        self.pairs = pairs
+        values = dict(pairs)
+        self._values = values
+        if len(values) == len(pairs):
+            self._repeated = _NO_REPEATS
+        else:
+            seen: set[str] = set()
+            repeated: set[str] = set()
+            for name, _value in pairs:
+                (repeated if name in seen else seen).add(name)
+            self._repeated = frozenset(repeated)
+
+    def count(self, name: str) -> int:
+        """0, 1, or 2 for "more than once"."""
+        if name not in self._values:
+            return 0
+        return 2 if name in self._repeated else 1
+
+    def raw(self, name: str) -> str | None:
+        """The untrimmed value of a name that occurs exactly once, else ``None``."""
+        return None if name in self._repeated else self._values.get(name)
+
+    def get(self, name: str) -> str | None:
+        """Like :func:`header`: the trimmed single value, ``None`` when absent, a repeat
+        refused."""
+        value = self._values.get(name)
+        if value is None:
+            return None
+        if name in self._repeated:
+            raise HeaderMismatch() if name.startswith("mcp-") else InvalidRequest()
+        return value.strip(_OWS)
+
+
+def header(headers: Headers | HeaderFields, name: str) -> str | None:
     """The trimmed value of a header that may occur at most once, or ``None`` when absent.
 
     A repeated ``mcp-*`` header is a ``HeaderMismatch`` (its copies cannot all agree with the
     body); any other repeated header is an ``InvalidRequest``.
     """
+    if isinstance(headers, HeaderFields):
+        return headers.get(name)
     found: str | None = None
     for candidate, value in headers:
         if candidate == name:
@@ -78,7 +125,7 @@ def decode_header_value(raw: str, limit: int) -> str:
 def check_method_headers(
     method: str,
     params: JsonObject | None,
-    headers: Headers,
+    headers: Headers | HeaderFields,
     *,
     limits: Limits = DEFAULT_LIMITS,
 ) -> None:

@@ -17,7 +17,14 @@ from mcpkit.model import Revision
 from mcpkit.protocol._request_meta import RequestMeta
 from mcpkit.protocol._revisions import profile
 
-__all__ = ["is_modern_request", "negotiate", "select_legacy", "select_modern", "supported"]
+__all__ = [
+    "is_modern_request",
+    "is_modern_version",
+    "negotiate",
+    "select_legacy",
+    "select_modern",
+    "supported",
+]
 
 _BY_WIRE: Final = {revision.wire: revision for revision in Revision}
 _LEGACY_WIRES: Final = frozenset(r.wire for r in Revision if not profile(r).stateless)
@@ -35,8 +42,13 @@ def is_modern_request(header_version: str | None, meta: RequestMeta) -> bool:
     order), or its ``MCP-Protocol-Version`` header names the stateless revision.  A request
     with no ``_meta`` version and any other header is a 2025 request: an unknown header then
     gets the legacy 400 / -32022 (spec brief §2.1)."""
-    body = meta.protocol_version
-    if body is not None and body not in _LEGACY_WIRES:
+    return is_modern_version(header_version, meta.protocol_version)
+
+
+def is_modern_version(header_version: str | None, body_version: str | None) -> bool:
+    """:func:`is_modern_request` from the ``_meta`` protocol version alone (a string, or
+    ``None``), for a caller that has not shape-checked the rest of ``_meta`` yet."""
+    if body_version is not None and body_version not in _LEGACY_WIRES:
         return True
     return header_version in _MODERN_WIRES
 

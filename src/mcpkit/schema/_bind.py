@@ -233,18 +233,26 @@ def _map_frame(
 
 def _inline_object(plan: _Plan, max_depth: int) -> Leaf:
     def bind_object(value: Any, budget: Budget, depth: int) -> object:
-        depth = _open(value, _OBJECTS, dict, budget, depth, max_depth)
+        # _open's checks, in its order, inline: objects are the common root
+        if type(value) not in _OBJECTS and not isinstance(value, dict):
+            refuse(F.TYPE)
+        if depth >= max_depth:
+            refuse(F.DEPTH)
+        budget[NODES] -= len(value)
+        if budget[NODES] < 0:
+            refuse(F.NODES)
+        depth += 1
         get = value.get
         out: dict[str, object] = {}
-        matched = 0
+        absent_fields = 0  # names are distinct: every other field matched one member
         for name, attr, leaf, _, absent, default in plan.fields:
             member = get(name, _END)
             if member is _END:
                 _absent(out, attr, absent, default)
+                absent_fields += 1
                 continue
-            matched += 1
             out[attr] = leaf(member, budget, depth)  # type: ignore[misc]
-        if matched != len(value):
+        if len(plan.fields) - absent_fields != len(value):
             refuse(F.UNKNOWN_PROPERTY)
         if plan.target is None:
             return out

@@ -23,7 +23,7 @@ from urllib.parse import unquote
 from mcpkit.errors import SchemaError
 from mcpkit.json import JsonArray, JsonObject, JsonValue, from_python
 from mcpkit.limits import DEFAULT_LIMITS, Limits
-from mcpkit.schema._evaluate import Outcome, evaluate
+from mcpkit.schema._evaluate import Outcome, evaluate, outcome
 from mcpkit.schema._nodes import Node, Pointer, scalar_key
 
 __all__ = ["KEYWORDS", "HeaderDeclaration", "ToolSchema", "compile_schema"]
@@ -89,7 +89,7 @@ class ToolSchema:
     def evaluate(self, instance: JsonValue, *, max_operations: int | None = None) -> Outcome:
         """Validate ``instance`` within the operation budget (``Limits`` by default)."""
         budget = self.limits.max_evaluation_operations if max_operations is None else max_operations
-        return evaluate(self._root, instance, budget)[0]
+        return outcome(self._root, instance, budget)
 
     def is_valid(self, instance: JsonValue) -> bool:
         return self.evaluate(instance) is Outcome.VALID
@@ -157,6 +157,8 @@ def compile_schema(
     root = compiler.walk(value)
     compiler.resolve()
     compiler.check_recursion()
+    for node in compiler.nodes.values():
+        node.settle()
     headers = compiler.headers()
     return ToolSchema._build(root, value, headers, len(compiler.nodes), limits)
 

@@ -11,7 +11,9 @@ matter as much as the answer:
   yields ``(node, value)`` requests to one driver loop, which keeps the generators on an
   explicit stack.  Deep values and long reference chains therefore meet the budget, never the
   interpreter's recursion limit.  Nodes without subschemas (most property schemas) are checked
-  inline, without a generator.
+  inline, without a generator, and so are *flat* nodes, whose only subschemas are such nodes
+  under ``properties``/``additionalProperties``/``items`` (most object roots): their members
+  are checked in one loop, which charges exactly what the generator would, in the same order.
 
 Diagnostics (P1-15): the driver keeps one path stack per call, and only when asked for the
 error path; failures inside ``anyOf`` branches and ``if`` conditions are expected and do not
@@ -21,16 +23,15 @@ record a path.
 from __future__ import annotations
 
 import enum
-import threading
+import queue
 from collections.abc import Generator
 from decimal import Decimal
 from types import TracebackType
 from typing import Final
 
-from mcpkit.json import JsonArray, JsonObject
-from mcpkit.schema._nodes import ABSENT, Node, scalar_key
+from mcpkit.schema._nodes import ABSENT, KINDS, Node, scalar_key
 
-__all__ = ["EvaluationGate", "Outcome", "evaluate"]
+__all__ = ["EvaluationGate", "Outcome", "evaluate", "outcome"]
 
 
 class Outcome(enum.Enum):
@@ -54,9 +55,9 @@ class _Run:
 
     __slots__ = ("budget", "error_path", "path", "quiet")
 
-    def __init__(self, budget: int, diagnostics: bool) -> None:
+    def __init__(self, budget: int, path: list[str | int] | None) -> None:
         self.budget = budget
-        self.path: list[str | int] | None = [] if diagnostics else None
+        self.path = path  # the diagnostic path, or None without diagnostics
         self.quiet = 0  # > 0 inside anyOf branches and if conditions
         self.error_path: tuple[str | int, ...] | None = None
 
@@ -75,7 +76,7 @@ def evaluate(
     root: Node, instance: object, max_operations: int, diagnostics: bool = False
 ) -> tuple[Outcome, tuple[str | int, ...] | None]:
     """Evaluate ``instance``; return the outcome and, with ``diagnostics``, the error path."""
-    run = _Run(max_operations, diagnostics)
+    run = _Run(max_operations, [] if diagnostics else None)
     try:
         valid = _drive(root, instance, run)
     except _Exhausted:
@@ -83,9 +84,21 @@ def evaluate(
     return (Outcome.VALID if valid else Outcome.INVALID), run.error_path
 
 
+def outcome(root: Node, instance: object, max_operations: int) -> Outcome:
+    """``evaluate`` without diagnostics, for the request path: the outcome alone."""
+    run = _Run(max_operations, None)
+    try:
+        valid = _flat(root, instance, run) if root.flat else _drive(root, instance, run)
+    except _Exhausted:
+        return Outcome.BUDGET_EXHAUSTED
+    return Outcome.VALID if valid else Outcome.INVALID
+
+
 def _drive(root: Node, instance: object, run: _Run) -> bool:
     if root.simple:
         return _check(root, instance, run)
+    if root.flat:
+        return _flat(root, instance, run)
     path = run.path
     stack: list[Frame] = [_apply(root, instance, run)]
     segments = [False]  # whether each frame added a segment to the diagnostic path
@@ -105,8 +118,8 @@ def _drive(root: Node, instance: object, run: _Run) -> bool:
         record = path is not None and segment is not None
         if record:
             path.append(segment)  # type: ignore[union-attr, arg-type]
-        if node.simple:
-            result = _check(node, value, run)
+        if node.simple or node.flat:
+            result = _check(node, value, run) if node.simple else _flat(node, value, run)
             if record:
                 path.pop()  # type: ignore[union-attr]
             continue
@@ -159,24 +172,90 @@ def _apply(node: Node, value: object, run: _Run) -> Frame:
     return True
 
 
+def _flat(node: Node, value: object, run: _Run) -> bool:
+    """What ``_apply`` does for a flat node, without a frame.
+
+    Charges are those of ``_check`` and ``_apply``, in the same order, each checked as it is
+    made; charges with no failure possible between them are made as one.  Between members the
+    budget is kept in a local and written back before anything else reads it.
+    """
+    if type(value) in node.direct:  # an object that only "required" can fail (Node.settle)
+        budget = run.budget - node.direct_cost
+        if budget < 0:
+            raise _Exhausted
+        if not value.keys() >= node.required_names:  # type: ignore[attr-defined]
+            run.budget = budget
+            return run.fail()
+    elif not _check(node, value, run):
+        return False
+    elif not isinstance(value, dict):
+        if node.items is not None and isinstance(value, list | tuple):
+            return _flat_items(node.items, value, run)
+        return True
+    else:
+        budget = run.budget
+    if not node.members:
+        run.budget = budget
+        return True
+    steps, get, additional = node.steps, node.properties.get, node.additional
+    for name, member in value.items():  # type: ignore[attr-defined]
+        step = steps.get((name, type(member)))
+        if step is None:
+            sub = get(name, additional)
+            if sub is None:
+                step = 1
+            elif type(member) in sub.accept:
+                step = 1 + sub.cost
+            else:
+                run.budget = budget - 1
+                if run.budget < 0:
+                    raise _Exhausted
+                if not _check_at(sub, member, name, run):
+                    return False
+                budget = run.budget
+                continue
+        budget -= step
+        if budget < 0:
+            raise _Exhausted
+    run.budget = budget
+    return True
+
+
+def _flat_items(items: Node, value: list[object] | tuple[object, ...], run: _Run) -> bool:
+    """The items of a flat node's array, as ``_apply`` checks them."""
+    budget = run.budget
+    for index, item in enumerate(value):
+        if type(item) in items.accept:
+            budget -= 1 + items.cost
+            if budget < 0:
+                raise _Exhausted
+            continue
+        run.budget = budget - 1
+        if run.budget < 0:
+            raise _Exhausted
+        if not _check_at(items, item, index, run):
+            return False
+        budget = run.budget
+    run.budget = budget
+    return True
+
+
+def _check_at(node: Node, value: object, segment: str | int, run: _Run) -> bool:
+    """``_check`` of a member or item, with its name or index on the diagnostic path."""
+    path = run.path
+    if path is None:
+        return _check(node, value, run)
+    path.append(segment)
+    valid = _check(node, value, run)
+    path.pop()
+    return valid
+
+
 _NUMBER_TYPES: Final = (int, Decimal)
-# The JSON kind of a value by its exact type; a Decimal is "integer" or "number" by value, and a
-# schema's "number" accepts both (Node.kinds holds the expanded set).
-_KINDS: Final[dict[type, str]] = {
-    str: "string",
-    bool: "boolean",
-    int: "integer",
-    type(None): "null",
-    JsonObject: "object",
-    JsonArray: "array",
-    dict: "object",
-    list: "array",
-    tuple: "array",
-}
 
 
 def _kind(value: object) -> str | None:
-    kind = _KINDS.get(type(value))
+    kind = KINDS.get(type(value))
     if kind is not None:
         return kind
     if isinstance(value, Decimal):
@@ -206,29 +285,31 @@ def _check(node: Node, value: object, run: _Run) -> bool:
         raise _Exhausted
     if node.always is not None:
         return node.always or run.fail()
-    if node.kinds is not None and _kind(value) not in node.kinds:
+    if node.kinds is not None and type(value) not in node.exact and _kind(value) not in node.kinds:
         return run.fail()
-    if node.const is not ABSENT and not _equal(node.const, value, run):
-        return run.fail()
-    if node.enum_keys is not None:
-        if scalar_key(value) not in node.enum_keys:
+    if not node.plain:  # const, enum or bounds
+        if node.const is not ABSENT and not _equal(node.const, value, run):
             return run.fail()
-    elif node.enum is not None:
-        for option in node.enum:
-            if _equal(option, value, run):
-                break
-        else:
-            return run.fail()
-    if node.bounded and _is_number(value):
-        if node.minimum is not None and value < node.minimum:  # type: ignore[operator]
-            return run.fail()
-        if node.maximum is not None and value > node.maximum:  # type: ignore[operator]
-            return run.fail()
-    if node.required and isinstance(value, dict):
-        run.charge(len(node.required))
-        for name in node.required:
-            if name not in value:
+        if node.enum_keys is not None:
+            if scalar_key(value) not in node.enum_keys:
                 return run.fail()
+        elif node.enum is not None:
+            for option in node.enum:
+                if _equal(option, value, run):
+                    break
+            else:
+                return run.fail()
+        if node.bounded and _is_number(value):
+            if node.minimum is not None and value < node.minimum:  # type: ignore[operator]
+                return run.fail()
+            if node.maximum is not None and value > node.maximum:  # type: ignore[operator]
+                return run.fail()
+    if node.required and isinstance(value, dict):
+        run.budget -= len(node.required)
+        if run.budget < 0:
+            raise _Exhausted
+        if not value.keys() >= node.required_names:  # one C-level lookup per name
+            return run.fail()
     return True
 
 
@@ -272,22 +353,19 @@ class EvaluationGate:
     than failing: a full gate slows requests down, it never turns valid input into an error.
     """
 
-    __slots__ = ("_free", "_lock", "_room", "limit")
+    __slots__ = ("_slots", "limit")
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        # A counter under a plain lock: taking and giving back a free slot is two C-level lock
-        # operations (a semaphore's condition machinery costs several times that, per request);
-        # the condition is used only when every slot is taken.
-        self._free = limit
-        self._lock = threading.Lock()
-        self._room = threading.Condition(self._lock)
+        # A queue holding one token per free slot: taking and giving one back are single C
+        # calls, with no Python-level lock or condition code on the way; get() blocks only
+        # when every slot is taken.
+        self._slots: queue.SimpleQueue[None] = queue.SimpleQueue()
+        for _ in range(limit):
+            self._slots.put(None)
 
     def __enter__(self) -> EvaluationGate:
-        with self._lock:
-            while not self._free:
-                self._room.wait()
-            self._free -= 1
+        self._slots.get()
         return self
 
     def __exit__(
@@ -296,6 +374,4 @@ class EvaluationGate:
         error: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        with self._lock:
-            self._free += 1
-            self._room.notify()  # a no-op unless someone waits
+        self._slots.put(None)

@@ -11,6 +11,11 @@ client always satisfies the schema it was promised.  Any failure raises
 Conversion uses an explicit stack bounded by ``max_json_depth`` (which also stops reference
 cycles), and stops after ``max_response_bytes`` values: every value writes at least one byte,
 so a longer result could never be written anyway.
+
+:class:`Converter` is the conversion compiled once per model.  A dataclass whose fields are all
+scalars (``T | None`` too), the common tool result, is written by one loop over a precomputed
+field plan; that loop makes the same checks in the same order and raises the same failures as
+the general conversion, which it only skips when the value count can never reach the limit.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from mcpkit.schema._typeinfo import (
     TypeModel,
 )
 
-__all__ = ["convert", "to_json"]
+__all__ = ["Converter"]
 
 _END: Final = object()
 
@@ -49,17 +54,68 @@ def _fail(reason: OutputFailure = OutputFailure.SCHEMA) -> NoReturn:
     raise OutputError(reason)
 
 
-def to_json(model: TypeModel, schema: ToolSchema, value: object, limits: Limits) -> JsonValue:
-    """Convert ``value`` and validate it against ``schema``, or raise :class:`OutputError`."""
-    result = convert(model, value, limits)
-    if schema.evaluate(result) is not Outcome.VALID:
-        _fail()
-    return result
+# A scalar field: (name, attribute, kind, the exact type written unchanged, None is absent).
+# ``operator.index`` returns an exact int itself and ``_scalar`` returns bools as they are, so
+# values of that exact type need no call for those kinds.
+_Field = tuple[str, str, str, type | None, bool]
+_UNCHANGED: Final[dict[str, type | None]] = {
+    "int": int, "float": int, "decimal": int, "bool": bool, "str": None,
+}  # fmt: skip
 
 
-def convert(model: TypeModel, value: object, limits: Limits) -> JsonValue:
-    """Convert ``value`` per ``model`` (without schema validation)."""
-    return _Conversion(model, limits).run(value)
+class Converter:
+    """``convert`` compiled for one model and limits; immutable and shared by calls.
+
+    A dataclass root whose fields are all scalars (``T | None`` properties too) is written by
+    one loop over its field plan; any other model or value goes the general way.
+    """
+
+    __slots__ = ("_fields", "_limits", "_model", "_target")
+
+    def __init__(self, model: TypeModel, limits: Limits) -> None:
+        self._model = model
+        self._limits = limits
+        self._target: type | None = None  # set when the root is a dataclass of scalar fields
+        self._fields: tuple[_Field, ...] = ()
+        root = model.root
+        if not isinstance(root, RefInfo):
+            return
+        info = model.named[root.index]
+        # The general conversion counts the root and each field written against the limit;
+        # when even all of them fit, the count can never fail and is left out.
+        if not isinstance(info, ObjectInfo) or info.kind != "dataclass":
+            return
+        if len(info.fields) >= limits.max_response_bytes:
+            return
+        fields: list[_Field] = []
+        for field in info.fields:
+            if not isinstance(field.type, ScalarInfo):
+                return
+            kind = field.type.kind
+            fields.append((field.name, field.attr, kind, _UNCHANGED[kind], field.none_is_absent))
+        self._target = info.target  # type: ignore[assignment]
+        self._fields = tuple(fields)
+
+    def __call__(self, value: object) -> JsonValue:
+        """Convert ``value`` (without schema validation), or raise :class:`OutputError`."""
+        target = self._target
+        if target is None or not isinstance(value, target):
+            return _Conversion(self._model, self._limits).run(value)
+        out: dict[str, JsonValue] = {}
+        for name, attr, kind, unchanged, absent in self._fields:
+            member = getattr(value, attr)
+            if type(member) is unchanged:
+                out[name] = member  # type: ignore[assignment]  # an exact int or bool
+            elif member is not None or not absent:  # else None is written as absent
+                out[name] = _scalar(kind, member)
+        return wrap_object(out)
+
+    def to_json(self, schema: ToolSchema, value: object) -> JsonValue:
+        """Convert ``value`` and validate it against ``schema``, or raise :class:`OutputError`."""
+        result = self(value)
+        if schema.evaluate(result) is not Outcome.VALID:
+            _fail()
+        return result
 
 
 class _Frame:

@@ -20,7 +20,7 @@ from mcpkit.schema._bind import Binder
 from mcpkit.schema._compile import ToolSchema, compile_schema
 from mcpkit.schema._derive import derive_document
 from mcpkit.schema._evaluate import Outcome
-from mcpkit.schema._output import to_json
+from mcpkit.schema._output import Converter
 from mcpkit.schema._typeinfo import Arg, Int8, Int16, Int32, Int64, TypeModel, Width
 
 __all__ = [
@@ -96,12 +96,20 @@ class InputModel(_Model):
 class OutputModel(_Model):
     """A tool's derived output schema and its converter (TD-09, TD-11)."""
 
-    __slots__ = ()
+    __slots__ = ("_converter",)
+
+    _converter: Converter
+
+    def __init__(
+        self, source: object, model: TypeModel, schema: ToolSchema, limits: Limits
+    ) -> None:
+        super().__init__(source, model, schema, limits)
+        object.__setattr__(self, "_converter", Converter(model, limits))  # compiled once, shared
 
     def to_json(self, value: object) -> JsonValue:
         """The structured content for ``value``, validated against the schema; raises
         ``OutputError`` (``OutputFailure.SCHEMA`` for a mismatch) and never returns part."""
-        return to_json(self._model, self.schema, value, self.limits)
+        return self._converter.to_json(self.schema, value)
 
 
 def derive_input(

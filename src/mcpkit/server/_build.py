@@ -12,11 +12,13 @@ from mcpkit.errors import ConfigurationError
 from mcpkit.limits import DEFAULT_LIMITS, Limits
 from mcpkit.model import (
     CachePolicy,
+    Endpoint,
     EndpointRegistry,
     PromptRegistration,
     RequestStateMode,
     ResourceRegistration,
     ToolRegistration,
+    never_suspends,
 )
 from mcpkit.protocol import DEFAULT_PAGE_SIZE, Catalog
 from mcpkit.schema import EvaluationGate
@@ -117,6 +119,16 @@ def _protector(
     )
 
 
+def _at_once(endpoint: Endpoint) -> frozenset[Callable[..., object]]:
+    """The endpoint's handlers whose calls finish in their first step (``never_suspends``)."""
+    handlers = [
+        *(tool.handler for tool in endpoint.tools),
+        *(prompt.handler for prompt in endpoint.prompts),
+        *(resource.handler for resource in endpoint.resources),
+    ]
+    return frozenset(handler for handler in handlers if never_suspends(handler))
+
+
 def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine:
     """The engine for ``registry``; refusals are ``ConfigurationError``."""
     if not isinstance(registry, EndpointRegistry):
@@ -144,6 +156,7 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
                 limits=limits,
             ),
             discover_cache=settings.discover_cache,
+            at_once=_at_once(endpoint),
         )
         for endpoint in registry
     }

@@ -69,7 +69,8 @@ class Continuation:
     protector: RequestStateProtector | None
     binding: bytes | None
     opened: Opened | None
-    request_id: str | int
+    request_id: str | int | None
+    """``None`` only for an operation that declares nothing (no state is ever sealed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +80,18 @@ class Retry:
     input_responses: JsonObject | None = None
     request_state: str | None = None
     framework_state: JsonValue | Unset = UNSET
+
+
+_NO_RETRY: Final = Retry()
+_NOTHING_DECLARED: Final = Continuation(
+    mode=RequestStateMode.NONE,
+    declared=frozenset(),
+    capabilities=JsonObject(),
+    protector=None,
+    binding=None,
+    opened=None,
+    request_id=None,
+)
 
 
 def _contract_failure(what: str) -> InternalError:
@@ -102,10 +115,14 @@ def prepare(
     """The checks before the handler; ``(None, Retry())`` on a 2025 revision, which has no
     multi-round input (the operation cannot declare any there)."""
     if not profile(revision).stateless:
-        return None, Retry()
+        return None, _NO_RETRY
     given = params.get("inputResponses", UNSET)
-    responses = None if given is UNSET else check_input_responses(given)
     mode = registration.request_state_mode
+    if given is UNSET and mode is RequestStateMode.NONE and not registration.declared_kinds:
+        # Nothing to check or open, and any input request or state the handler emits is
+        # refused before the capabilities or the request id would be read.
+        return _NOTHING_DECLARED, _NO_RETRY
+    responses = None if given is UNSET else check_input_responses(given)
     raw = params.get("requestState", UNSET)
     application_state: str | None = None
     sealed: str | None = None
@@ -211,12 +228,14 @@ def _state(result: InputRequiredResult, continuation: Continuation, limits: Limi
     if not has_framework:
         return None
     protector, binding = continuation.protector, continuation.binding
-    if protector is None or binding is None:  # prepare() always sets both in this mode
+    request_id = continuation.request_id
+    if protector is None or binding is None or request_id is None:
+        # prepare() always sets all three in this mode
         raise _contract_failure("framework-protected state without a protector")
     return protector.seal(
         result.framework_state,  # type: ignore[arg-type]
         binding=binding,
-        request_id=continuation.request_id,
+        request_id=request_id,
         previous=continuation.opened,
     )
 

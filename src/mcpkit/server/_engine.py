@@ -25,18 +25,18 @@ from mcpkit.errors import (
 )
 from mcpkit.json import JsonObject, decode
 from mcpkit.limits import Limits
-from mcpkit.model import Endpoint, EndpointRegistry, Revision
+from mcpkit.model import CancellationToken, Endpoint, EndpointRegistry, Revision
 from mcpkit.protocol import (
     META_KEY,
     PROTOCOL_VERSION_KEY,
     Envelope,
+    HeaderFields,
     MessageKind,
     RequestMeta,
     accepts,
     check_method_headers,
     error_message,
-    header,
-    is_modern_request,
+    is_modern_version,
     media_type_ok,
     negotiate,
     parse_envelope,
@@ -70,6 +70,7 @@ __all__ = ["Engine", "Refused", "Selection"]
 log = logging.getLogger("mcpkit.server")
 
 _NO_PARAMS: Final = JsonObject()
+_EVERYONE: Final = Admitted()  # without an admission controller: anonymous, no partition
 _LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
 # Host values whose answer is remembered (both accepted and refused ones), at most.
 _MAX_REMEMBERED_HOSTS: Final = 256
@@ -187,26 +188,28 @@ class Engine:
         self, request: HttpRequest, exchange: HttpExchange, disconnected: asyncio.Event
     ) -> None:
         extra: list[tuple[bytes, bytes]] = []
+        fields = HeaderFields(request.headers)
         try:
-            runtime = self._http_prefix(request, extra)
+            runtime = self._http_prefix(request, fields, extra)
         except _Answer as answer:
             await respond(exchange, answer.status, answer.message, [*extra, *answer.extra])
             return
         except ProtocolError as error:
             await respond(exchange, error.http_status, error_message(None, error), extra)
             return
-        await self._http_message(runtime, request, exchange, disconnected, extra)
+        await self._http_message(runtime, request, fields, exchange, disconnected, extra)
 
-    def _http_prefix(self, request: HttpRequest, extra: list[tuple[bytes, bytes]]) -> Runtime:
+    def _http_prefix(
+        self, request: HttpRequest, fields: HeaderFields, extra: list[tuple[bytes, bytes]]
+    ) -> Runtime:
         """Groups 1-4: size, route, Host, Origin/CORS, method, media types."""
         if request.body_too_large:
             raise _Answer(413, message=error_message(None, InvalidRequest()))
         endpoint = self.registry.endpoint_for_path(request.raw_path)
         if endpoint is None:
             raise _Answer(404)
-        headers = request.headers
-        self._check_host(headers, request.server_port or self.port)
-        origin = header(headers, "origin")
+        self._check_host(fields, request.server_port or self.port)
+        origin = fields.get("origin")
         if origin is not None:
             if self._cors is None or not self._cors.allows(origin, request):
                 raise _Answer(403)
@@ -219,23 +222,23 @@ class Engine:
             raise _Answer(204, self._preflight(endpoint))
         if request.method != "POST":
             raise _Answer(405, _ALLOW)
-        if not media_type_ok(header(headers, "content-type")):
+        if not media_type_ok(fields.get("content-type")):
             raise _Answer(415)
-        if not accepts(header(headers, "accept")):
+        if not accepts(fields.get("accept")):
             raise _Answer(406)
         return self._runtimes[endpoint.path]
 
-    def _check_host(self, headers: tuple[tuple[str, str], ...], port: int | None) -> None:
+    def _check_host(self, fields: HeaderFields, port: int | None) -> None:
         """Exactly one ``Host``: a loopback alias (with the listener's port when it is known)
         or an allow-listed name; forwarded headers never count (soklet4-digest §1.2)."""
-        values = [value for name, value in headers if name == "host"]
-        if len(values) != 1:
-            raise _Answer(400)
-        key = (values[0], port)
+        value = fields.raw("host")
+        if value is None:
+            raise _Answer(400)  # absent or repeated
+        key = (value, port)
         status = self._hosts.get(key)
         if status is None:
-            status = self._host_status(values[0], port)
-            if len(self._hosts) < _MAX_REMEMBERED_HOSTS and len(values[0]) <= 255:
+            status = self._host_status(value, port)
+            if len(self._hosts) < _MAX_REMEMBERED_HOSTS and len(value) <= 255:
                 self._hosts[key] = status  # a server sees the same few Host values
         if status:
             raise _Answer(status)
@@ -270,6 +273,7 @@ class Engine:
         self,
         runtime: Runtime,
         request: HttpRequest,
+        fields: HeaderFields,
         exchange: HttpExchange,
         disconnected: asyncio.Event,
         extra: list[tuple[bytes, bytes]],
@@ -287,7 +291,7 @@ class Engine:
             if envelope.kind is MessageKind.RESPONSE:
                 await respond(exchange, 202, None, extra)
                 return
-            selection = self.select(runtime, envelope, request.headers, http=True)
+            selection = self.select(runtime, envelope, fields)
             revision = selection.revision
             if envelope.kind is MessageKind.REQUEST:
                 check_params(revision, envelope.method or "", envelope.params or _NO_PARAMS)
@@ -331,18 +335,18 @@ class Engine:
         self,
         runtime: Runtime,
         envelope: Envelope,
-        headers: tuple[tuple[str, str], ...],
+        headers: HeaderFields | None,
         *,
-        http: bool,
         legacy_default: Revision | None = None,
     ) -> Selection:
-        """Groups 7-9: routing headers (HTTP, modern), the revision and ``_meta``."""
+        """Groups 7-9: routing headers (HTTP, modern), the revision and ``_meta``; ``headers``
+        is ``None`` off HTTP (stdio)."""
         served = runtime.endpoint.revisions
         method = envelope.method or ""
         params = envelope.params
-        header_version = header(headers, "mcp-protocol-version") if http else None
-        peeked = RequestMeta(protocol_version=_peek_version(params))
-        modern = is_modern_request(header_version, peeked)
+        http = headers is not None
+        header_version = None if headers is None else headers.get("mcp-protocol-version")
+        modern = is_modern_version(header_version, _peek_version(params))
         if not modern and not _serves_legacy(served) and method == "initialize":
             # A legacy client at a modern-only endpoint: name the versions it could use.
             requested = None if params is None else params.get("protocolVersion")
@@ -353,7 +357,7 @@ class Engine:
                     raise _Answer(400)
                 return Selection(envelope, _newest(served), read_meta(params))
             meta = read_meta(params)
-            if http:
+            if headers is not None:
                 check_method_headers(method, params, headers, limits=self._limits)
                 revision = select_modern(header_version, meta, served)
             else:
@@ -393,7 +397,7 @@ class Engine:
     ) -> Admitted | Rejected:
         admission = self._admission
         if admission is None:
-            return Admitted()
+            return _EVERYONE
         asked = AdmissionRequest(
             endpoint=runtime.endpoint,
             http_request=request,
@@ -442,6 +446,7 @@ class Engine:
             notify=notify,
             deadline=loop.time() + self._limits.request_timeout_seconds,
             disconnected=disconnected,
+            token=CancellationToken(),
             legacy_log_level=legacy_log_level,
         )
 

@@ -21,16 +21,26 @@ import contextvars
 import enum
 import functools
 import inspect
+import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from mcpkit.errors import Cancelled, ConfigurationError, DeadlineExceeded, MCPKitError, Overloaded
+from mcpkit.errors import (
+    Cancelled,
+    ConfigurationError,
+    DeadlineExceeded,
+    InternalError,
+    MCPKitError,
+    Overloaded,
+)
 from mcpkit.model import CancellationToken
 from mcpkit.server._http import Signal
 
 __all__ = ["Executor"]
+
+log = logging.getLogger("mcpkit.server")
 
 
 class _Outcome(enum.Enum):
@@ -94,16 +104,22 @@ class Executor:
         deadline: float,
         token: CancellationToken,
         disconnected: asyncio.Event | None = None,
+        at_once: bool = False,
     ) -> object:
         """Run ``call`` in a slot and return its result (or raise what it raised).
 
         ``deadline`` is an absolute ``loop.time()``.  With ``is_async`` the call returns an
         awaitable that runs as a task on the loop; otherwise the call runs in a worker thread.
-        If this coroutine is itself cancelled, the work is abandoned as on a disconnect and the
-        ``CancelledError`` propagates.
+        With ``at_once`` as well, the call returns a coroutine that finishes in its first step
+        (``never_suspends``), which is run inline: no task, timer or wait, since nothing could
+        interrupt it anyway.  If this coroutine is itself cancelled, the work is abandoned as
+        on a disconnect and the ``CancelledError`` propagates.
         """
         loop = asyncio.get_running_loop()
-        await self._acquire(loop, deadline, disconnected)
+        if not self._take(loop, deadline, disconnected):
+            await self._wait_for_slot(loop, deadline, disconnected)
+        if at_once and is_async:
+            return self._run_at_once(call, token)
         try:
             work = self._dispatch(call, is_async, token)
         except BaseException:
@@ -174,10 +190,12 @@ class Executor:
             return Overloaded()
         return None
 
-    async def _acquire(
+    def _take(
         self, loop: asyncio.AbstractEventLoop, deadline: float, disconnected: asyncio.Event | None
-    ) -> None:
-        """Take a slot, waiting in FIFO order if need be; raise instead if it must not run."""
+    ) -> bool:
+        """Take a free slot (``True``), or say the caller must queue for one (``False``);
+        raise instead if it must not run or the queue is full.  Synchronous, so the common
+        case -- a slot is free -- costs no coroutine."""
         if self._closed:
             raise Overloaded
         refusal = self._refusal(loop, deadline, disconnected)
@@ -185,9 +203,15 @@ class Executor:
             raise refusal
         if self._active < self._slots and not self._waiters:
             self._active += 1
-            return
+            return True
         if len(self._waiters) >= self._queue:
             raise Overloaded
+        return False
+
+    async def _wait_for_slot(
+        self, loop: asyncio.AbstractEventLoop, deadline: float, disconnected: asyncio.Event | None
+    ) -> None:
+        """Queue for a slot in FIFO order (``_take`` found none free and room to wait)."""
         waiter: asyncio.Future[None] = loop.create_future()
         self._waiters.append(waiter)
         try:
@@ -244,6 +268,34 @@ class Executor:
             raise
         work.add_done_callback(functools.partial(self._finished, key))
         return work
+
+    def _run_at_once(self, call: Callable[[], object], token: CancellationToken) -> object:
+        """One step of the coroutine ``call()`` returns, in a copy of the context as a task
+        would run it; the slot is given back when it returns."""
+        key = object()
+        with self._lock:
+            if self._closed:
+                self._release()
+                raise Overloaded
+            self._running[key] = token
+        try:
+            coroutine = call()
+            if not inspect.iscoroutine(coroutine):
+                raise TypeError("Executor.run: an at_once call must return a coroutine")
+            try:
+                contextvars.copy_context().run(coroutine.send, None)
+            except StopIteration as finished:
+                return finished.value
+            except asyncio.CancelledError:
+                raise Cancelled from None  # the work cancelled itself, as a task would
+            # It waited after all: ``never_suspends`` was wrong about it.  Nothing can resume
+            # it properly here, so it is closed and the request fails closed.
+            coroutine.close()
+            log.error("mcpkit: a handler run at once suspended")
+            raise InternalError
+        finally:
+            self._forget(key)
+            self._release()
 
     def _finished(self, key: object, work: asyncio.Future[object]) -> None:
         if not work.cancelled():

@@ -98,7 +98,9 @@ class HttpEngine(Protocol):
         self, request: HttpRequest, exchange: HttpExchange, disconnected: asyncio.Event
     ) -> None:
         """Answer ``request`` through ``exchange``: exactly one response, always started.
-        ``disconnected`` is set by the transport when the client goes away."""
+        ``disconnected`` is set by the transport when the client goes away; a transport may
+        watch for that only while the engine waits on it (``wait()``, or
+        ``Signal.add_callback``), so an engine that must know waits rather than polls."""
 
 
 Writer = Callable[[bytes], Awaitable[None]]

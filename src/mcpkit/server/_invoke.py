@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Any, Final, NamedTuple, cast
 
 from mcpkit.errors import (
     ArgumentsFailure,
@@ -83,15 +83,17 @@ log = logging.getLogger("mcpkit.server")
 _TYPED_SHAPES: Final = frozenset({ToolShape.TYPED, ToolShape.TYPED_TASK, ToolShape.ADVANCED})
 
 
-@dataclass(frozen=True, slots=True)
-class Job:
+class Job(NamedTuple):
     """One slot's work: ``run()`` returns the encoded JSON-RPC response (or a coroutine for
     it when ``is_async``); ``finish(value)`` writes a value an interceptor returned instead of
-    proceeding, through the same recognition, sanitizer and output checks."""
+    proceeding, through the same recognition, sanitizer and output checks.  ``at_once``:
+    ``run()`` returns a coroutine that finishes in its first step (the handler never
+    suspends), so the executor runs it inline."""
 
     run: Callable[[], object]
     is_async: bool
     finish: Callable[[object], bytes]
+    at_once: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,16 +106,15 @@ class Proceeded:
         return "Proceeded()"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Output:
-    """What every job needs to write its result."""
+class Output(NamedTuple):
+    """What every job needs to write its result; ``continuation`` says how to write an
+    input-required result (2026-07-28) and is ``None`` on 2025."""
 
     request_id: str | int
     revision: Revision
     server_info: Implementation | None
     limits: Limits
     continuation: Continuation | None = None
-    """How to write an input-required result (2026-07-28); ``None`` on 2025."""
 
 
 def _contract_failure(what: str) -> InternalError:
@@ -162,8 +163,7 @@ def _input_required(result: InputRequiredResult, out: Output) -> bytes:
 # --- tools -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolCall:
+class ToolCall(NamedTuple):
     tool: ToolRegistration
     ctx: RequestContext
     arguments: JsonObject
@@ -284,12 +284,14 @@ def _short_circuit(call: ToolCall, value: object) -> bytes:
     return _write_tool(call, _recognise_tool(call, value))
 
 
-def tool_job(call: ToolCall) -> Job:
+def tool_job(call: ToolCall, *, at_once: bool = False) -> Job:
+    """``at_once``: the handler never suspends (and so neither does the job's coroutine)."""
+
     def finish(value: object) -> bytes:
         return _short_circuit(call, value)
 
     if call.tool.is_async:
-        return Job(lambda: _tool_async(call), True, finish)
+        return Job(lambda: _tool_async(call), True, finish, at_once)
     return Job(lambda: _tool_sync(call), False, finish)
 
 
@@ -342,6 +344,7 @@ def _job(
     arguments: tuple[object, ...],
     is_async: bool,
     finish: Callable[[object], bytes],
+    at_once: bool = False,
 ) -> Job:
     """A job that calls ``handler(*arguments)`` and writes what it returns with ``finish``."""
 
@@ -359,7 +362,7 @@ def _job(
             raise _guard(error) from None
         return finish(returned)
 
-    return Job(run_async if is_async else run_sync, is_async, finish)
+    return Job(run_async if is_async else run_sync, is_async, finish, is_async and at_once)
 
 
 def prompt_job(
@@ -368,12 +371,15 @@ def prompt_job(
     arguments: Mapping[str, str],
     features: InvocationFeatures,
     out: Output,
+    *,
+    at_once: bool = False,
 ) -> Job:
     return _job(
         prompt.handler,
         (ctx, arguments, features),
         prompt.is_async,
         lambda returned: _write_prompt(out, _prompt_result(returned)),
+        at_once,
     )
 
 
@@ -384,6 +390,8 @@ def resource_job(
     features: InvocationFeatures,
     cache: CachePolicy,
     out: Output,
+    *,
+    at_once: bool = False,
 ) -> Job:
     arguments = (ctx, features) if variables is None else (ctx, variables, features)
     return _job(
@@ -391,6 +399,7 @@ def resource_job(
         arguments,
         resource.is_async,
         lambda returned: _write_resource(out, cache, _resource_result(returned)),
+        at_once,
     )
 
 

@@ -9,9 +9,9 @@ import asyncio
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final
+from typing import Final, NamedTuple
 
 from mcpkit.errors import (
     Cancelled,
@@ -106,11 +106,21 @@ class Runtime:
     endpoint: Endpoint
     catalog: Catalog
     discover_cache: CachePolicy
+    at_once: frozenset[Callable[..., object]] = frozenset()
+    """The endpoint's ``async def`` handlers that never suspend (``never_suspends``): their
+    jobs run inline instead of as a task."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Call:
-    """One request that passed the envelope, revision and ``_meta`` checks."""
+class Call(NamedTuple):
+    """One request that passed the envelope, revision and ``_meta`` checks.
+
+    A named tuple: immutable, and built by one C-level tuple construction per request.
+    ``disconnected`` is set when the client goes away (HTTP) or cancels the request (stdio);
+    ``authorization`` is the admitted authorization partition (``Admitted.authorization``)
+    protected request state is bound to, ``None`` for the anonymous partition;
+    ``legacy_log_level`` is the minimum level of a 2025 request's log messages: ``info``, or
+    what a stdio client set with ``logging/setLevel`` (the process is its session).
+    """
 
     runtime: Runtime
     revision: Revision
@@ -124,14 +134,9 @@ class Call:
     notify: Callable[[bytes], None]
     deadline: float
     disconnected: asyncio.Event
-    """Set when the client goes away (HTTP) or cancels the request (stdio)."""
-    token: CancellationToken = field(default_factory=CancellationToken)
+    token: CancellationToken
     authorization: str | None = None
-    """The admitted authorization partition (``Admitted.authorization``) protected request
-    state is bound to; ``None`` for the anonymous partition."""
     legacy_log_level: str = LEGACY_LOG_LEVEL
-    """The minimum level of a 2025 request's log messages: ``info``, or what a stdio client
-    set with ``logging/setLevel`` (the process is its session)."""
 
 
 def _text(params: JsonObject, name: str) -> str:
@@ -344,12 +349,13 @@ class Operations:
         self, call: Call, job: Job, ctx: RequestContext, *, intercept: bool = True
     ) -> bytes:
         """Run ``job`` in a handler slot, wrapped by the interceptor when there is one."""
-        run, is_async = job.run, job.is_async
+        run, is_async, at_once = job.run, job.is_async, job.at_once
         if self.interceptor is not None and intercept:
-            run, is_async = self._intercepted(job, ctx), True
+            run, is_async, at_once = self._intercepted(job, ctx), True, False
         result = await self.executor.run(
             run,
             is_async=is_async,
+            at_once=at_once,
             deadline=call.deadline,
             token=call.token,
             disconnected=call.disconnected,
@@ -469,7 +475,8 @@ class Operations:
                 gate=self.gate,
                 sanitizer=self.sanitizer,
                 out=self._output(call, continuation),
-            )
+            ),
+            at_once=tool.handler in call.runtime.at_once,
         )
         return await self._run(call, job, ctx)
 
@@ -486,7 +493,14 @@ class Operations:
         continuation, retry = self._prepare(call, prompt)
         ctx = self._context(call, name, retry)
         features = self._features(call, progress_allowed=not has_conditional(prompt))
-        job = prompt_job(prompt, ctx, arguments, features, self._output(call, continuation))
+        job = prompt_job(
+            prompt,
+            ctx,
+            arguments,
+            features,
+            self._output(call, continuation),
+            at_once=prompt.handler in call.runtime.at_once,
+        )
         return await self._run(call, job, ctx)
 
     async def _resources_read(self, call: Call) -> bytes:
@@ -511,6 +525,7 @@ class Operations:
             self._features(call, progress_allowed=not has_conditional(resource)),
             cache,
             self._output(call, continuation),
+            at_once=resource.handler in call.runtime.at_once,
         )
         try:
             return await self._run(call, job, ctx)

@@ -78,9 +78,7 @@ class StdioConnection:
                 return
             request_id = envelope.id
             assert request_id is not None  # a request always has one
-            selection = engine.select(
-                self._runtime, envelope, (), http=False, legacy_default=self._legacy
-            )
+            selection = engine.select(self._runtime, envelope, None, legacy_default=self._legacy)
             revision = selection.revision
             params = envelope.params or JsonObject()
             check_params(revision, envelope.method or "", params)

@@ -51,6 +51,8 @@ class Responder:
         "_pending", "_queued", "_room", "_stopping", "_thread", "_wake",
     )  # fmt: skip
 
+    _wake: asyncio.Event
+
     def __init__(
         self,
         exchange: HttpExchange,
@@ -63,7 +65,6 @@ class Responder:
         self._loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
         self._pending: deque[bytes] = deque()
-        self._wake = asyncio.Event()
         self._committed = False
         self._closed = False
         self._budget = budget
@@ -97,6 +98,7 @@ class Responder:
     def _push(self, message: bytes) -> None:
         self._pending.append(message)
         if self._drainer is None:
+            self._wake = asyncio.Event()  # made with the drainer: most requests need neither
             self._drainer = self._loop.create_task(self._drain_loop())
         else:
             self._wake.set()
@@ -135,22 +137,23 @@ class Responder:
         try:
             result = await work
         except BaseException:
-            await self._stop()
+            if self._drainer is not None:
+                await self._stop(self._drainer)
             raise
-        await self._stop()
+        if self._drainer is not None:
+            await self._stop(self._drainer)
         return result
 
-    async def _stop(self) -> None:
-        """Let the drainer write what is queued, then end it; write anything left."""
-        drainer = self._drainer
-        if drainer is not None:
-            self._stopping = True
-            self._wake.set()
-            try:
-                await drainer
-            except asyncio.CancelledError:
-                drainer.cancel()
-                raise
+    async def _stop(self, drainer: asyncio.Task[None]) -> None:
+        """Let the drainer write what is queued, then end it; write anything left.  (Nothing
+        is ever queued without a drainer: the first notification starts it.)"""
+        self._stopping = True
+        self._wake.set()
+        try:
+            await drainer
+        except asyncio.CancelledError:
+            drainer.cancel()
+            raise
         await self._drain()
 
     async def finish(self, status: int, message: bytes) -> None:
@@ -163,7 +166,8 @@ class Responder:
             with room:
                 self._closed = True
                 room.notify_all()
-        await self._stop()  # what was queued before the end is written before it
+        if self._drainer is not None:
+            await self._stop(self._drainer)  # what was queued before the end is written first
         if self._committed:
             await self._exchange.write(sse_event(message), more=False)
             return

@@ -8,8 +8,8 @@ never parses JSON, picks a status or routes: those are the engine's decisions.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping, Sequence
-from typing import Any, Final, TypeAlias
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from typing import Any, Final, Literal, TypeAlias
 
 from mcpkit.server._http import HttpEngine, HttpRequest, Signal
 
@@ -25,6 +25,8 @@ Receive: TypeAlias = Callable[[], Awaitable[Message]]
 Send: TypeAlias = Callable[[Message], Awaitable[None]]
 ASGIApp: TypeAlias = Callable[[Scope, Receive, Send], Awaitable[None]]
 
+_WATCH_AFTER: Final = 0.05
+"""Seconds an engine waits before the transport starts watching for a disconnect."""
 _POLICY_VIOLATION: Final = 1008
 """WebSocket close code: this endpoint speaks HTTP only."""
 
@@ -51,10 +53,7 @@ class McpApp:
         # Any other scope type is not ours to answer: returning tells the server so.
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = tuple(
-            (name.decode("latin-1").lower(), value.decode("latin-1"))
-            for name, value in scope["headers"]
-        )
+        headers = _decode_headers(scope["headers"])
         limit = self._engine.limits.max_request_bytes
         if _declares_more_than(headers, limit):
             body, too_large = b"", True
@@ -75,19 +74,13 @@ class McpApp:
             client=(client[0], client[1]) if client else None,
             server_port=server[1] if server and isinstance(server[1], int) else None,
         )
-        disconnected = Signal()
-        watcher = asyncio.create_task(_watch_disconnect(receive, disconnected))
+        disconnected = _Disconnect(receive)
+        if too_large:
+            disconnected.watch()  # it also reads the rest of the body, and drops it
         try:
             await self._engine.handle_http(request, _Exchange(send, disconnected), disconnected)
         finally:
-            # A watcher still waiting on receive() has not failed: cancel it and go on (it
-            # ends on the loop's next turn; nothing waits for it).  One that already ended
-            # either saw the disconnect or met a receive() failure, which is not ours to hide.
-            if watcher.done():
-                failure = None if watcher.cancelled() else watcher.exception()
-            else:
-                watcher.cancel()
-                failure = None
+            failure = disconnected.stop_watching()
         if failure is not None:
             raise failure
 
@@ -139,22 +132,47 @@ class _Exchange:
                 raise
 
 
-def _declares_more_than(headers: Iterable[tuple[str, str]], limit: int) -> bool:
+def _decode_headers(raw: Sequence[Sequence[bytes]]) -> tuple[tuple[str, str], ...]:
+    """The header fields as ``(lower-case name, value)`` text pairs (latin-1 keeps every byte).
+
+    Decoding all names in one call and all values in another (joined on a byte that is then
+    split on again) does per request what a loop would do per field; should the separator
+    occur inside a field, the counts disagree and the fields are decoded one by one.
+    """
+    if not raw:
+        return ()
+    names, values = zip(*raw, strict=True)
+    texts = _SEPARATOR.join(names).decode("latin-1").lower().split("\x00")
+    data = _SEPARATOR.join(values).decode("latin-1").split("\x00")
+    if len(texts) == len(data) == len(raw):
+        return tuple(zip(texts, data, strict=True))
+    return tuple([(name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in raw])
+
+
+_SEPARATOR: Final = b"\x00"
+
+
+def _declares_more_than(headers: Sequence[tuple[str, str]], limit: int) -> bool:
     """Whether a ``Content-Length`` already announces more than ``limit`` bytes.
 
     Only a well-formed value counts; a malformed one is the HTTP server's to refuse.  The digit
-    count is compared first, so a huge value is never converted to an integer.
+    count is compared first, so a huge value is never converted to an integer.  Repeated
+    fields (rare: HTTP servers refuse most) are looked at one by one.
     """
-    for name, value in headers:
-        if name == "content-length":
-            digits = value.strip().lstrip("0")
-            if (
-                digits.isascii()
-                and digits.isdigit()
-                and (len(digits) > len(str(limit)) or int(digits) > limit)
-            ):
-                return True
-    return False
+    index = dict(headers)
+    if len(index) == len(headers):
+        value = index.get("content-length")
+        return value is not None and _over(value, limit)
+    return any(_over(value, limit) for name, value in headers if name == "content-length")
+
+
+def _over(value: str, limit: int) -> bool:
+    digits = value.strip().lstrip("0")
+    return (
+        digits.isascii()
+        and digits.isdigit()
+        and (len(digits) > len(str(limit)) or int(digits) > limit)
+    )
 
 
 async def _read_body(receive: Receive, limit: int) -> tuple[bytes, bool] | None:
@@ -176,11 +194,58 @@ async def _read_body(receive: Receive, limit: int) -> tuple[bytes, bool] | None:
             return bytes(body), False
 
 
-async def _watch_disconnect(receive: Receive, disconnected: asyncio.Event) -> None:
-    """Set ``disconnected`` when the server reports the client gone.
+class _Disconnect(Signal):
+    """The disconnect signal, watched only while the engine waits for something.
 
-    Any rest of a too-large body arrives here too, and is discarded unread.
+    Noticing a client that went away takes a task reading ``receive()``.  Most requests are
+    answered without the engine ever waiting (an ``async def`` handler that completes at once,
+    a refusal), and there the answer is the only thing left to do, so the watcher starts with
+    the first wait (``add_callback``) instead of with every request.
     """
-    while (await receive())["type"] != "http.disconnect":
-        pass
-    disconnected.set()
+
+    def __init__(self, receive: Receive) -> None:
+        super().__init__()
+        self._receive = receive
+        self._watcher: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    def add_callback(self, callback: Callable[[], object]) -> None:
+        # The engine's waits (a handler in a worker thread, a queued request) mostly end in
+        # far less than ``_WATCH_AFTER``: a timer is cheaper than a task read and cancelled
+        # each time, and a client that left is still noticed that soon after.
+        if self._watcher is None and self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(_WATCH_AFTER, self.watch)
+        super().add_callback(callback)
+
+    async def wait(self) -> Literal[True]:
+        self.watch()
+        return await super().wait()
+
+    def watch(self) -> None:
+        """Start the watcher, if it has not started."""
+        if self._watcher is None and not self.is_set():
+            self._watcher = asyncio.get_running_loop().create_task(self._watch())
+
+    async def _watch(self) -> None:
+        """Set the signal when the server reports the client gone.
+
+        Any rest of a too-large body arrives here too, and is discarded unread.
+        """
+        while (await self._receive())["type"] != "http.disconnect":
+            pass
+        self.set()
+
+    def stop_watching(self) -> BaseException | None:
+        """End the watcher once the response is written: one still waiting on ``receive()``
+        has not failed, so it is cancelled (it ends on the loop's next turn; nothing waits for
+        it).  One that already ended either saw the disconnect or met a ``receive()`` failure,
+        which is returned: it is not ours to hide."""
+        if self._timer is not None:
+            self._timer.cancel()
+        watcher = self._watcher
+        if watcher is None:
+            return None
+        if not watcher.done():
+            watcher.cancel()
+            return None
+        return None if watcher.cancelled() else watcher.exception()

@@ -24,7 +24,6 @@ import inspect
 import logging
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from mcpkit.errors import (
@@ -37,6 +36,7 @@ from mcpkit.errors import (
 )
 from mcpkit.model import CancellationToken
 from mcpkit.server._http import Signal
+from mcpkit.server._workers import Workers
 
 __all__ = ["Executor"]
 
@@ -60,7 +60,7 @@ def _count(value: object, name: str, minimum: int) -> int:
 class Executor:
     """Runs handler calls within ``slots`` concurrent slots behind a FIFO queue of ``queue``.
 
-    ``def`` handlers run in a thread pool of exactly ``slots`` workers (never on the loop);
+    ``def`` handlers run in at most ``slots`` worker threads (``Workers``, never on the loop);
     ``async def`` handlers run as tasks on the loop.  Use one executor from one event loop;
     ``shutdown`` may be called from any thread.
     """
@@ -84,7 +84,7 @@ class Executor:
         self._lock = threading.Lock()
         self._closed = False
         self._prefix = thread_name_prefix
-        self._pool = ThreadPoolExecutor(max_workers=slots, thread_name_prefix=thread_name_prefix)
+        self._pool = Workers(slots, thread_name_prefix)
 
     @property
     def active(self) -> int:
@@ -144,8 +144,7 @@ class Executor:
         interceptor's ``proceed()``).  If the awaiting task is cancelled, it still waits for
         the thread to return before it lets the cancellation through, so the slot is held
         until the work really exits."""
-        context = contextvars.copy_context()
-        future = asyncio.wrap_future(self._pool.submit(context.run, call))
+        future = self._pool.submit(call)
         try:
             return await asyncio.shield(future)
         except asyncio.CancelledError:
@@ -158,13 +157,11 @@ class Executor:
 
     def start(self) -> None:
         """Accept work again after ``shutdown`` (an ASGI host may run the app's lifespan more
-        than once): a fresh thread pool; work still running from before keeps its slots."""
+        than once): fresh worker threads; work still running from before keeps its slots."""
         with self._lock:
             if not self._closed:
                 return
-            self._pool = ThreadPoolExecutor(
-                max_workers=self._slots, thread_name_prefix=self._prefix
-            )
+            self._pool = Workers(self._slots, self._prefix)
             self._closed = False
 
     def shutdown(self) -> None:
@@ -178,7 +175,7 @@ class Executor:
             tokens = list(self._running.values())
         for token in tokens:
             token.cancel()
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool.shutdown()
 
     def _refusal(
         self, loop: asyncio.AbstractEventLoop, deadline: float, disconnected: asyncio.Event | None
@@ -261,8 +258,7 @@ class Executor:
                 work = asyncio.ensure_future(awaitable)
             else:
                 # Like asyncio.to_thread: the handler sees the caller's context variables.
-                context = contextvars.copy_context()
-                work = asyncio.wrap_future(self._pool.submit(context.run, call))
+                work = self._pool.submit(call)
         except BaseException:
             self._forget(key)
             raise

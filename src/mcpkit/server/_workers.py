@@ -1,0 +1,118 @@
+"""The worker threads ``def`` handlers run in: a lean hand-off from the event loop and back.
+
+``ThreadPoolExecutor`` plus ``asyncio.wrap_future`` costs, per call, a concurrent future with
+its own condition variable, a semaphore round trip, a chained asyncio future and two layers of
+callbacks, all in Python.  Here a call is one tuple on a C queue, and its result one
+thread-safe callback that settles the caller's asyncio future: the hand-off is what a
+``def`` handler pays for never running on the loop, so it is kept small.
+
+Threads start on demand, one per call that finds no idle thread, up to ``size``.  They are
+daemon threads: ``shutdown`` lets running calls finish on their own and does not wait, and
+an interpreter that exits does not wait for a handler that ignores its cancellation either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import queue
+import threading
+from collections.abc import Callable
+
+__all__ = ["Workers"]
+
+_Item = tuple[contextvars.Context, Callable[[], object], "asyncio.Future[object]"]
+
+
+class Workers:
+    """At most ``size`` threads, named ``{prefix}_{n}``, running calls for one event loop."""
+
+    __slots__ = ("_closed", "_idle", "_items", "_lock", "_prefix", "_size", "_started")
+
+    def __init__(self, size: int, prefix: str) -> None:
+        self._size = size
+        self._prefix = prefix
+        self._items: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0  # threads that finished a call and will take the next: one per call
+        self._started = 0
+        self._closed = False
+
+    def submit(self, call: Callable[[], object]) -> asyncio.Future[object]:
+        """Run ``call()`` in a worker thread, in a copy of the caller's context variables (as
+        ``asyncio.to_thread`` does); the future settles on the caller's loop.  A call still
+        queued at ``shutdown`` has its future cancelled."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[object] = loop.create_future()
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("Workers.submit: shut down")
+            self._items.put((contextvars.copy_context(), call, future))
+            if self._idle:
+                self._idle -= 1
+                return future
+            if self._started < self._size:
+                self._started += 1
+                name = f"{self._prefix}_{self._started - 1}"
+                threading.Thread(target=self._work, name=name, daemon=True).start()
+        return future
+
+    def shutdown(self) -> None:
+        """Take no more calls, cancel the queued ones and let every thread end after its
+        current call (from any thread)."""
+        with self._lock:
+            self._closed = True
+            pending: list[_Item] = []
+            while True:
+                try:
+                    item = self._items.get_nowait()
+                except queue.Empty:
+                    break
+                if item is not None:
+                    pending.append(item)
+            for _ in range(self._started):
+                self._items.put(None)
+        for _context, _call, future in pending:
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits
+                future.get_loop().call_soon_threadsafe(future.cancel)
+
+    def _work(self) -> None:
+        items = self._items
+        while True:
+            item = items.get()
+            if item is None:
+                return
+            settle, loop = _run(item)
+            del item  # hold nothing of a finished call while waiting for the next
+            with self._lock:
+                self._idle += 1  # before the caller can learn of the result and call again
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits
+                loop.call_soon_threadsafe(settle)
+            del settle, loop
+
+
+def _run(item: _Item) -> tuple[Callable[[], None], asyncio.AbstractEventLoop]:
+    """Call, and say how to settle the caller's future on its loop."""
+    context, call, future = item
+    try:
+        result = context.run(call)
+    except BaseException as error:  # handed to the caller, as a future would be
+        return _failure(future, error), future.get_loop()
+    return _success(future, result), future.get_loop()
+
+
+def _success(future: asyncio.Future[object], result: object) -> Callable[[], None]:
+    def settle() -> None:
+        if not future.cancelled():
+            future.set_result(result)
+
+    return settle
+
+
+def _failure(future: asyncio.Future[object], error: BaseException) -> Callable[[], None]:
+    def settle() -> None:
+        if not future.cancelled():
+            future.set_exception(error)
+
+    return settle

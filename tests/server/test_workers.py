@@ -1,0 +1,147 @@
+"""The worker threads ``def`` handlers run in: hand-off, results, failures, thread reuse and
+shutdown (queued calls cancelled, running ones left to finish)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+
+import pytest
+
+from mcpkit.server._workers import Workers
+
+WAIT = 5.0
+NAME: contextvars.ContextVar[str] = contextvars.ContextVar("NAME")
+
+
+@pytest.fixture
+def workers() -> Iterator[Workers]:
+    pool = Workers(2, "test-worker")
+    yield pool
+    pool.shutdown()
+
+
+def run(main: Callable[[], Awaitable[None]]) -> None:
+    async def bounded() -> None:
+        await asyncio.wait_for(main(), WAIT)
+
+    asyncio.run(bounded())
+
+
+def test_a_call_runs_in_a_named_thread_with_the_callers_context(workers: Workers) -> None:
+    async def main() -> None:
+        NAME.set("caller")
+        answer = await workers.submit(lambda: (threading.current_thread(), NAME.get()))
+        assert isinstance(answer, tuple)
+        thread, seen = answer
+        assert isinstance(thread, threading.Thread)
+        assert thread is not threading.current_thread()
+        assert thread.name == "test-worker_0"
+        assert thread.daemon
+        assert seen == "caller"
+
+    run(main)
+
+
+def test_failures_reach_the_caller_unchanged(workers: Workers) -> None:
+    error = KeyboardInterrupt()
+
+    def fails() -> object:
+        raise error
+
+    async def main() -> None:
+        with pytest.raises(KeyboardInterrupt) as raised:
+            await workers.submit(fails)
+        assert raised.value is error
+
+    run(main)
+
+
+def test_an_idle_thread_is_reused_and_threads_never_exceed_the_size(workers: Workers) -> None:
+    async def main() -> None:
+        for _ in range(5):
+            await workers.submit(threading.get_ident)
+        assert workers._started == 1  # each call found the one idle thread
+        release = threading.Event()
+        blocked = [workers.submit(lambda: release.wait(WAIT)) for _ in range(4)]
+        await asyncio.sleep(0.05)
+        assert workers._started == 2  # the size bounds the threads; the rest queue
+        release.set()
+        assert await asyncio.gather(*blocked) == [True] * 4
+
+    run(main)
+
+
+def test_shutdown_cancels_queued_calls_lets_running_ones_finish_and_refuses_more() -> None:
+    workers = Workers(1, "test-worker")
+    started, release = threading.Event(), threading.Event()
+    ran: list[str] = []
+
+    def running() -> str:
+        started.set()
+        release.wait(WAIT)
+        ran.append("running")
+        return "finished"
+
+    async def main() -> None:
+        first = workers.submit(running)
+        second = workers.submit(lambda: ran.append("queued"))
+        assert await asyncio.to_thread(started.wait, WAIT)
+        workers.shutdown()
+        workers.shutdown()  # again: nothing more to cancel, the threads still told to end
+        with pytest.raises(RuntimeError, match="shut down"):
+            workers.submit(lambda: None)
+        await asyncio.sleep(0)  # the cancellation is delivered through the loop
+        assert second.cancelled()
+        release.set()
+        assert await first == "finished"
+
+    run(main)
+    assert ran == ["running"]
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_a_result_for_a_cancelled_caller_is_dropped(fails: bool) -> None:
+    workers = Workers(1, "test-worker")  # one thread: results are settled in call order
+    release, done = threading.Event(), threading.Event()
+
+    def call() -> str:
+        release.wait(WAIT)
+        if fails:
+            raise ValueError("nobody listens")
+        return "nobody listens"
+
+    async def main() -> None:
+        future = workers.submit(call)
+        future.cancel()
+        release.set()
+        follow = workers.submit(done.set)  # queued behind the first call on one thread
+        await follow
+        assert future.cancelled()
+
+    try:
+        run(main)
+    finally:
+        workers.shutdown()
+    assert done.is_set()
+
+
+def test_a_caller_whose_loop_closed_does_not_stop_the_thread() -> None:
+    workers = Workers(1, "test-worker")
+    release = threading.Event()
+
+    async def leaves() -> None:
+        workers.submit(lambda: release.wait(WAIT))  # its loop is gone when it returns
+
+    async def comes_back() -> None:
+        release.set()
+        assert await workers.submit(lambda: "still working") == "still working"
+
+    try:
+        asyncio.run(leaves())
+        run(comes_back)
+        assert workers._started == 1
+    finally:
+        workers.shutdown()

@@ -108,14 +108,13 @@ def test_header_fields_answer_like_a_scan() -> None:
     pairs = (("host", " h:1 "), ("accept", "a"), ("x", "1"), ("x", "2"), ("x", "3"))
     fields = HeaderFields(pairs)
     assert fields.pairs is pairs
-    assert [fields.count(name) for name in ("host", "x", "absent")] == [1, 2, 0]
     assert fields.raw("host") == " h:1 "  # untrimmed, for the Host check's own parsing
     assert fields.raw("x") is None  # repeated: no single value
     assert fields.raw("absent") is None
     for name in ("host", "accept", "absent"):
         assert fields.get(name) == header(pairs, name)
     unique = HeaderFields((("a", "1"), ("b", "2")))
-    assert [unique.count(name) for name in ("a", "b", "c")] == [1, 1, 0]
+    assert [unique.raw(name) for name in ("a", "b", "c")] == ["1", "2", None]
 
 
 # --- decode_header_value ------------------------------------------------------------------

@@ -74,12 +74,6 @@ class HeaderFields:
                 (repeated if name in seen else seen).add(name)
             self._repeated = frozenset(repeated)
 
-    def count(self, name: str) -> int:
-        """0, 1, or 2 for "more than once"."""
-        if name not in self._values:
-            return 0
-        return 2 if name in self._repeated else 1
-
     def raw(self, name: str) -> str | None:
         """The untrimmed value of a name that occurs exactly once, else ``None``."""
         return None if name in self._repeated else self._values.get(name)

@@ -1,9 +1,9 @@
 """The server's unchecked constructors build exactly what the checked constructors build.
 
-``unchecked`` (and ``server_context``, ``server_arguments`` and ``structured_result`` on top of
-it) skips the field checks for values the framework has already validated.  It must still set
-every field it is given, in order, on a frozen value that reads, compares, hashes and writes
-like one built through ``__init__``.
+``unchecked_factory`` (and ``server_context``, ``server_arguments`` and ``structured_result`` on
+top of it) skips the field checks for values the framework has already validated.  It must
+still set every field, in field order, on a frozen value that reads, compares, hashes and
+writes like one built through ``__init__``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from mcpkit.model import (
     server_context,
     structured_result,
 )
-from mcpkit.model._checks import unchecked
+from mcpkit.model._checks import unchecked_factory
 from mcpkit.model._context import OperationType, RequestContext, ToolArguments
 
 TEXT = st.text(st.characters(blacklist_categories=["Cs"]), max_size=8)
@@ -51,11 +51,13 @@ def _fields(value: object) -> list[tuple[str, object]]:
     return [(field.name, getattr(value, field.name)) for field in dataclasses.fields(value)]  # type: ignore[arg-type]
 
 
-# --- unchecked ---------------------------------------------------------------------------------
+# --- unchecked_factory -------------------------------------------------------------------------
 
 
-def test_unchecked_sets_every_field_given_and_checks_nothing() -> None:
-    output = unchecked(ToolOutput, content="not blocks", structured_content=1.5, is_error=None)
+def test_unchecked_factory_sets_every_field_given_and_checks_nothing() -> None:
+    make = unchecked_factory(ToolOutput)
+    output = make("not blocks", 1.5, None)
+    assert type(output) is ToolOutput
     assert _fields(output) == [
         ("content", "not blocks"),
         ("structured_content", 1.5),
@@ -63,37 +65,41 @@ def test_unchecked_sets_every_field_given_and_checks_nothing() -> None:
     ]
     with pytest.raises(dataclasses.FrozenInstanceError):
         output.is_error = True  # type: ignore[misc]
+    by_name = make(is_error=None, structured_content=1.5, content="not blocks")
+    assert _fields(by_name) == _fields(output)
 
 
-def test_unchecked_sets_fields_in_the_order_given() -> None:
-    seen: list[str] = []
-
-    class Recording:
-        __slots__ = ("a", "b", "c")
-
-        def __setattr__(self, name: str, value: object) -> None:  # pragma: no cover - bypassed
-            raise AssertionError("unchecked must not go through __setattr__")
-
-    class Slot:
-        def __init__(self, name: str) -> None:
-            self.name = name
-
-        def __set__(self, obj: object, value: object) -> None:
-            seen.append(self.name)
-
-    class Ordered(Recording):
-        __slots__ = ()
-        a = Slot("a")
-        b = Slot("b")
-        c = Slot("c")
-
-    unchecked(Ordered, c=3, a=1, b=2)
-    assert seen == ["c", "a", "b"]
+def test_unchecked_factory_requires_every_field_and_no_other() -> None:
+    make = unchecked_factory(ToolOutput)
+    with pytest.raises(TypeError):
+        make((), UNSET)
+    with pytest.raises(TypeError):
+        make((), UNSET, False, nope=1)
+    with pytest.raises(TypeError):
+        make((), UNSET, False, None)
 
 
-def test_unchecked_refuses_a_name_that_is_not_a_field_as_before() -> None:
-    with pytest.raises(AttributeError):
-        unchecked(ToolOutput, content=(), nope=1)
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Slotted:
+    z: int
+    a: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class _Mixed(_Slotted):  # inherits two slots, keeps its own fields in __dict__
+    m: int = 0
+    b: int = 0
+
+
+def test_unchecked_factory_stores_slots_and_dict_fields_in_field_order() -> None:
+    make = unchecked_factory(_Mixed)
+    assert make.__name__ == "__unchecked__Mixed"
+    mixed = make(1, 2, 3, 4)
+    assert type(mixed) is _Mixed
+    assert mixed == _Mixed(1, 2, 3, 4) and hash(mixed) == hash(_Mixed(1, 2, 3, 4))
+    assert list(vars(mixed).items()) == [("m", 3), ("b", 4)]  # the __dict__ fields, in order
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        mixed.z = 5  # type: ignore[misc]
 
 
 # --- server_context --------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from mcpkit.errors import InvalidRequest
-from mcpkit.json import JsonArray, JsonObject, JsonValue, decode
+from mcpkit.json import JsonArray, JsonObject, JsonValue, decode, wrap_object
 from mcpkit.protocol._envelope import Envelope, MessageKind, parse_envelope, readable_id
 
 
@@ -57,6 +57,22 @@ def test_request_ids_string_or_integer(spelling: str, expected: str | int) -> No
 @pytest.mark.parametrize("spelling", ["null", "true", "false", "1.5", "1.0", "1e2", "[]", "{}"])
 def test_request_id_of_another_type_is_refused(spelling: str) -> None:
     refused('{"jsonrpc":"2.0","id":' + spelling + ',"method":"m"}')
+
+
+def test_request_ids_of_a_subclass_are_kept() -> None:
+    """A built value may hold a ``str`` or ``int`` subclass: still an id (never a boolean)."""
+
+    class Text(str):
+        pass
+
+    class Number(int):
+        pass
+
+    for request_id in (Text("a"), Number(3)):
+        message = wrap_object({"jsonrpc": "2.0", "method": "m", "id": request_id})
+        assert parse_envelope(message).id is request_id
+    with pytest.raises(InvalidRequest):
+        parse_envelope(JsonObject({"jsonrpc": "2.0", "method": "m", "id": True}))
 
 
 def test_method_is_case_and_text_exact() -> None:

@@ -276,3 +276,21 @@ def test_refusals_never_echo() -> None:
     with pytest.raises(InvalidParams) as caught:
         LogLevel.parse(CANARY)
     assert caught.value.args == ("Invalid params",)
+
+
+def test_two_members_are_the_minimal_modern_meta_only_when_they_are_those_two() -> None:
+    """Two members read as the two required ones only when they are: any other pair is read
+    member by member."""
+    modern = read_meta(params_with({PROTOCOL_VERSION_KEY: "v", CLIENT_CAPABILITIES_KEY: {}}))
+    assert (modern.protocol_version, modern.client_capabilities) == ("v", JsonObject())
+    assert (modern.client_info, modern.log_level, modern.progress_token) == (None, None, None)
+    assert dict(modern.trace) == {}
+    token = read_meta(params_with({PROTOCOL_VERSION_KEY: "v", PROGRESS_TOKEN_KEY: 5}))
+    assert (token.protocol_version, token.client_capabilities, token.progress_token) == (
+        "v",
+        None,
+        5,
+    )
+    traced = read_meta(params_with({CLIENT_CAPABILITIES_KEY: {}, "traceparent": "t"}))
+    assert (traced.protocol_version, dict(traced.trace)) == (None, {"traceparent": "t"})
+    refused(params_with({CLIENT_CAPABILITIES_KEY: {}, LOG_LEVEL_KEY: "loud"}))

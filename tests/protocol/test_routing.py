@@ -39,16 +39,21 @@ def check(
     headers: Headers,
     limits: Limits | None = None,
 ) -> None:
+    """Check against the plain fields and the engine's index of them: same answer."""
     body = None if params is None else JsonObject(params)
-    if limits is None:
-        check_method_headers(method, body, headers)
-    else:
-        check_method_headers(method, body, headers, limits=limits)
+    for fields in indexed(headers):
+        if limits is None:
+            check_method_headers(method, body, fields)
+        else:
+            check_method_headers(method, body, fields, limits=limits)
 
 
 def mismatch(method: str, params: Mapping[str, object] | None, headers: Headers) -> HeaderMismatch:
+    body = None if params is None else JsonObject(params)
+    with pytest.raises(HeaderMismatch):
+        check_method_headers(method, body, HeaderFields(headers))
     with pytest.raises(HeaderMismatch) as caught:
-        check(method, params, headers)
+        check_method_headers(method, body, headers)
     return caught.value
 
 
@@ -113,8 +118,18 @@ def test_header_fields_answer_like_a_scan() -> None:
     assert fields.raw("absent") is None
     for name in ("host", "accept", "absent"):
         assert fields.get(name) == header(pairs, name)
+    with pytest.raises(InvalidRequest):
+        fields.get("x")
     unique = HeaderFields((("a", "1"), ("b", "2")))
     assert [unique.raw(name) for name in ("a", "b", "c")] == ["1", "2", None]
+
+
+def test_header_fields_trim_every_value_once() -> None:
+    """Every looked-up value loses only its SP and HTAB ends; ``raw`` sees it untrimmed."""
+    pairs = (("a", " \t1\t "), ("b", "\t"), ("c", "x y"), ("d", " \r "))
+    for fields in (HeaderFields(pairs), HeaderFields((*pairs, ("e", "1"), ("e", "2")))):
+        assert [fields.get(name) for name in "abcdz"] == ["1", "", "x y", "\r", None]
+        assert fields.raw("a") == " \t1\t "
 
 
 # --- decode_header_value ------------------------------------------------------------------
@@ -237,6 +252,35 @@ def test_name_header_bound_at_the_limit_and_one_past() -> None:
     mismatch(
         "prompts/get", {"name": wider}, [("mcp-method", "prompts/get"), ("mcp-name", b64(wider))]
     )
+
+
+def test_decoded_names_are_remembered_but_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Decoding an accepted ``Mcp-Name`` once is an optimisation only: refusals are never
+    remembered, and the answer is the same whether the value is remembered or not."""
+    import mcpkit.protocol._routing as routing
+
+    monkeypatch.setattr(routing, "_DECODED", {})
+    limit = Limits().max_header_param_bytes
+    check(
+        "tools/call",
+        {"name": "caf\u00e9"},
+        [("mcp-method", "tools/call"), ("mcp-name", b64("caf\u00e9"))],
+    )
+    check(
+        "tools/call",
+        {"name": "caf\u00e9"},
+        [("mcp-method", "tools/call"), ("mcp-name", b64("caf\u00e9"))],
+    )
+    assert dict(routing._DECODED) == {(b64("caf\u00e9"), limit): "caf\u00e9"}
+    mismatch("tools/call", {"name": "x"}, [("mcp-method", "tools/call"), ("mcp-name", "\x7f")])
+    mismatch("tools/call", {"name": "x"}, [("mcp-method", "tools/call"), ("mcp-name", "y")])
+    long = "n" * 300
+    check("tools/call", {"name": long}, [("mcp-method", "tools/call"), ("mcp-name", long)])
+    assert list(routing._DECODED) == [(b64("caf\u00e9"), limit), ("y", limit)]
+    monkeypatch.setattr(routing, "_MAX_ACCEPTED", 0)
+    check("tools/call", {"name": "z"}, [("mcp-method", "tools/call"), ("mcp-name", "z")])
+    assert ("z", limit) not in routing._DECODED
+    mismatch("tools/call", {"name": "x"}, [("mcp-method", "tools/call"), ("mcp-name", "y")])
 
 
 def test_name_header_bound_follows_limits() -> None:
@@ -395,6 +439,20 @@ def test_accepts_one_type() -> None:
     assert accepts("application/json;q=0", sse=False) is False
     assert accepts(None, json=False, sse=False) is True
     assert accepts("", json=False, sse=False) is True
+
+
+def test_media_type_answers_are_remembered_but_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As for Accept: remembering an answer never changes it."""
+    import mcpkit.protocol._routing as routing
+
+    monkeypatch.setattr(routing, "_MEDIA_TYPES", {})
+    assert media_type_ok("application/json") and media_type_ok("application/json")
+    assert not media_type_ok("text/plain") and not media_type_ok("text/plain")
+    assert routing._MEDIA_TYPES == {"application/json": True, "text/plain": False}
+    long = "application/json; " + "x=y; " * 60
+    assert media_type_ok(long) and long not in routing._MEDIA_TYPES
+    monkeypatch.setattr(routing, "_MAX_ACCEPTED", 0)
+    assert media_type_ok("Application/JSON") and "Application/JSON" not in routing._MEDIA_TYPES
 
 
 def test_accept_answers_are_remembered_but_bounded(monkeypatch: pytest.MonkeyPatch) -> None:

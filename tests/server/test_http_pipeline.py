@@ -1252,6 +1252,16 @@ def test_legacy_initialize_tolerates_a_version_header(client: TestClient) -> Non
     expect(response, 200, initialize_result(V0618), revision=V0618, method="initialize")
 
 
+@pytest.mark.parametrize("meta", [MODERN, {PV: 20260728}])
+def test_legacy_a_modern_version_string_outside_a_meta_object_does_not_pick_the_modern_path(
+    client: TestClient, meta: object
+) -> None:
+    # Only ``_meta.protocolVersion`` as a string counts: a bare ``_meta`` string or a number
+    # leaves the request on the legacy path, where the malformed ``_meta`` is refused in 200.
+    response = client.post(DUAL, initialize(V1125, _meta=meta))
+    expect(response, 200, rpc_error(INVALID_PARAMS), revision=V1125, method="initialize")
+
+
 def test_legacy_initialize_ignores_and_never_mints_a_session_id(client: TestClient) -> None:
     response = client.post(DUAL, initialize(V1125), headers={"Mcp-Session-Id": "abc"})
     expect(response, 200, initialize_result(V1125), revision=V1125, method="initialize")

@@ -319,6 +319,19 @@ def test_send_failure_while_connected_propagates() -> None:
         asyncio.run(McpApp(FakeEngine())(http_scope(), peer.receive, broken_send))
 
 
+def test_body_write_failure_while_connected_propagates() -> None:
+    peer = Peer(chunk(b"{}"))
+
+    async def body_refusing_send(message: Message) -> None:
+        if message["type"] == "http.response.body":
+            raise RuntimeError("server bug")
+        await peer.send(message)
+
+    with pytest.raises(RuntimeError, match="server bug"):
+        asyncio.run(McpApp(FakeEngine())(http_scope(), peer.receive, body_refusing_send))
+    assert [m["type"] for m in peer.sent] == ["http.response.start"]
+
+
 def test_engine_failure_propagates_and_the_watcher_is_cleaned_up() -> None:
     peer = Peer(chunk(b"{}"))
     watchers: list[asyncio.Task[Any]] = []

@@ -9,13 +9,14 @@ runs a class's ``_CHECKS`` table in order and adds the field, so every message r
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import math
 import re
-from collections import deque
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from decimal import Decimal
-from itertools import repeat
+from types import MemberDescriptorType
 from typing import Any, Final, TypeAlias, TypeVar
 
 from mcpkit.errors import InvalidValueError
@@ -38,7 +39,7 @@ __all__ = [
     "private_bytes",
     "sequence_of",
     "timestamp",
-    "unchecked",
+    "unchecked_factory",
     "unit_interval",
     "validate",
 ]
@@ -51,12 +52,6 @@ _SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _NOT_IN_URI: Final = re.compile(r"[\x00-\x20\x7f-\x9f]")
 _SIZE: Final = re.compile(r"[0-9]+x[0-9]+")
 _THEMES: Final = ("light", "dark")
-
-# ``unchecked``'s tools, bound once: consuming an iterator into a zero-length deque stores
-# nothing, so one shared deque is safe from any thread.
-_new: Final = object.__new__
-_set: Final = object.__setattr__
-_drain: Final = deque[object](maxlen=0).extend
 
 Check: TypeAlias = Callable[[Any], object]
 Checks: TypeAlias = tuple[tuple[str, Check], ...]
@@ -75,16 +70,36 @@ def validate(obj: Any) -> None:
             raise InvalidValueError(f"{type(obj).__name__}.{name}: {error.rule}") from None
 
 
-def unchecked(cls: type[T], **values: object) -> T:
-    """A frozen value of ``cls`` from ``values`` the framework has already validated, without
-    running the class's checks again (the server's per-request hot path).  Every field must be
-    given; application input must never come through here."""
-    obj: T = _new(cls)
-    # One C-level pass (``map`` drained by a zero-length deque) instead of a Python loop: this
-    # runs a few times per request and a per-field loop was its largest single cost.  Fields
-    # are set in the order given, past the frozen ``__setattr__``, exactly as a loop would.
-    _drain(map(_set, repeat(obj), values, values.values()))
-    return obj
+def unchecked_factory(cls: type[T]) -> Callable[..., T]:
+    """A constructor of frozen ``cls`` values from values the framework has already validated,
+    without running the class's checks again (the server's per-request hot path).  It takes
+    every dataclass field, none optional, in field order (positionally or by name) and stores
+    each past the frozen ``__setattr__``, in that order.  Application input must never come
+    through here.  Build one per class, once, at import.
+    """
+    names = [field.name for field in dataclasses.fields(cls)]  # type: ignore[arg-type]
+    # Generated as source, as ``dataclasses`` builds ``__init__``: one straight-line store per
+    # field, no loop and no keyword dict.  A slot is stored through its member descriptor's
+    # own ``__set__`` (bound once here), which skips the attribute lookup ``setattr`` makes.
+    # Helper names start with ``__``: a class body mangles such names, so no field has one.
+    tools: dict[str, object] = {
+        "__new": object.__new__,
+        "__cls": cls,
+        "__setattr": object.__setattr__,
+    }
+    maker = f"__unchecked_{cls.__name__}"  # the name profiles and tracebacks show
+    lines = [f"def {maker}({', '.join(names)}):", "    __obj = __new(__cls)"]
+    for index, name in enumerate(names):
+        slot = inspect.getattr_static(cls, name, None)
+        if isinstance(slot, MemberDescriptorType):
+            tools[f"__set{index}"] = slot.__set__
+            lines.append(f"    __set{index}(__obj, {name})")
+        else:  # a field kept in the instance ``__dict__`` (a class without slots)
+            lines.append(f"    __setattr(__obj, {name!r}, {name})")
+    lines.append("    return __obj")
+    exec("\n".join(lines), tools)  # source made here from the field names alone
+    make: Callable[..., T] = tools[maker]  # type: ignore[assignment]
+    return make
 
 
 def optional(check: Check) -> Check:

@@ -33,7 +33,7 @@ from mcpkit.model._checks import (
     Checks,
     instance_of,
     optional,
-    unchecked,
+    unchecked_factory,
     validate,
 )
 from mcpkit.model._input_responses import ElicitationResponse, RootsResponse, SamplingResponse
@@ -501,28 +501,32 @@ def server_context(
 ) -> RequestContext:
     """A ``RequestContext`` from values the server has already validated (the request's own
     decoded ``_meta``, checked ids and names), without checking them again per request."""
-    return unchecked(
-        RequestContext,
-        endpoint=endpoint,
-        revision=revision,
-        method=method,
-        request_id=request_id,
-        operation_name=operation_name,
-        client_info=client_info,
-        client_capabilities=client_capabilities,
-        meta=meta,
-        input_responses=input_responses,
-        request_state=request_state,
-        framework_state=framework_state,
-        trace=trace,
-        identity=identity,
-        http_request=http_request,
+    # Positional, in field order (the factory's signature): no keyword dict to build again.
+    return _unchecked_context(
+        endpoint,
+        revision,
+        method,
+        request_id,
+        operation_name,
+        client_info,
+        client_capabilities,
+        meta,
+        input_responses,
+        request_state,
+        framework_state,
+        trace,
+        identity,
+        http_request,
         # ``method`` is a validated ``str``: the table lookup is ``for_method`` without its
         # type checks.
-        operation_type=_BY_METHOD.get(method, OperationType.OTHER),
+        _BY_METHOD.get(method, OperationType.OTHER),
     )
 
 
 def server_arguments(converted: A, raw: JsonObject) -> ToolArguments[A]:
     """``ToolArguments`` of arguments the server has just validated and bound."""
-    return unchecked(ToolArguments, converted=converted, raw=raw)
+    return _unchecked_arguments(converted, raw)
+
+
+_unchecked_context: Final = unchecked_factory(RequestContext)
+_unchecked_arguments: Final = unchecked_factory(ToolArguments)

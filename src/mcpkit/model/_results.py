@@ -30,7 +30,7 @@ from mcpkit.json import JsonObject, JsonValue, from_python, string
 
 # From the package: the module that defines content blocks may move.
 from mcpkit.model import TextContent
-from mcpkit.model._checks import Checks, instance_of, unchecked, validate
+from mcpkit.model._checks import Checks, instance_of, unchecked_factory, validate
 from mcpkit.model._input import InputRequestKind
 from mcpkit.model._outputs import UNSET, PromptOutput, ResourceOutput, ToolOutput, Unset
 
@@ -342,5 +342,8 @@ class TaskCreatedResult(OperationResult, Generic[R]):
 def structured_result(value: JsonValue) -> CompleteResult:
     """The complete tool result of a typed tool: ``value`` is the structured content its
     output model has just converted and validated, so nothing is checked again."""
-    output = unchecked(ToolOutput, content=(), structured_content=value, is_error=False)
-    return unchecked(CompleteResult, payload=output, meta=_EMPTY)
+    return _unchecked_result(_unchecked_output((), value, False), _EMPTY)
+
+
+_unchecked_output: Final = unchecked_factory(ToolOutput)  # content, structured_content, is_error
+_unchecked_result: Final = unchecked_factory(CompleteResult)  # payload, meta

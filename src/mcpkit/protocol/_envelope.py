@@ -21,6 +21,7 @@ __all__ = ["Envelope", "MessageKind", "parse_envelope", "readable_id"]
 
 _REQUEST_MEMBERS: Final = frozenset({"jsonrpc", "id", "method", "params"})
 _RESPONSE_MEMBERS: Final = frozenset({"jsonrpc", "id", "result", "error"})
+_ABSENT: Final = object()  # ``get``'s default: tells an absent member from a JSON null
 
 
 class MessageKind(enum.Enum):
@@ -56,9 +57,30 @@ def parse_envelope(value: JsonValue) -> Envelope:
     jsonrpc = value.get("jsonrpc")
     if type(jsonrpc) is not str or jsonrpc != "2.0":
         raise InvalidRequest()
-    if "method" in value:
-        return _request_or_notification(value)
-    return _response(value)
+    # A request or a notification, checked inline: one per message, on every message's path.
+    method = value.get("method", _ABSENT)
+    if method is _ABSENT:
+        return _response(value)
+    if not isinstance(method, str) or not method:
+        raise InvalidRequest()
+    params = value.get("params", _ABSENT)
+    if params is _ABSENT:
+        params = None
+    elif not isinstance(params, JsonObject):
+        raise InvalidRequest()  # null, an array (by-position params) or a scalar
+    if not _REQUEST_MEMBERS.issuperset(value):
+        raise InvalidRequest()
+    request_id = value.get("id", _ABSENT)
+    if request_id is _ABSENT:
+        return Envelope(MessageKind.NOTIFICATION, None, method, params)
+    # The exact types first: the fallback decides only for a subclass or a refusal.
+    if (
+        type(request_id) is not int
+        and type(request_id) is not str
+        and not _is_request_id(request_id)
+    ):
+        raise InvalidRequest()  # null, a boolean, a fraction or a container
+    return Envelope(MessageKind.REQUEST, request_id, method, params)
 
 
 def readable_id(value: JsonValue) -> str | int | None:
@@ -67,26 +89,6 @@ def readable_id(value: JsonValue) -> str | int | None:
         return None
     candidate = value.get("id")
     return candidate if _is_request_id(candidate) else None
-
-
-def _request_or_notification(value: JsonObject) -> Envelope:
-    method = value["method"]
-    if not isinstance(method, str) or not method:
-        raise InvalidRequest()
-    params: JsonObject | None = None
-    if "params" in value:
-        given = value["params"]
-        if not isinstance(given, JsonObject):
-            raise InvalidRequest()  # null, an array (by-position params) or a scalar
-        params = given
-    if not _REQUEST_MEMBERS.issuperset(value):
-        raise InvalidRequest()
-    if "id" not in value:
-        return Envelope(MessageKind.NOTIFICATION, None, method, params)
-    request_id = value["id"]
-    if not _is_request_id(request_id):
-        raise InvalidRequest()  # null, a boolean, a fraction or a container
-    return Envelope(MessageKind.REQUEST, request_id, method, params)
 
 
 def _response(value: JsonObject) -> Envelope:

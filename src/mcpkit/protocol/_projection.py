@@ -166,11 +166,8 @@ def _ending(revision: Revision, server_info: Implementation | None) -> _Ending:
 
     Remembered by identity (an entry holds its implementation, so the id cannot be reused while
     it is remembered): hashing an ``Implementation`` or a ``Revision`` runs Python code, and
-    this is called per request.  Callers copy the members and never change the dict."""
-    key = (id(server_info), id(revision))
-    known = _ENDINGS.get(key)
-    if known is not None:
-        return known
+    this is called per request.  Callers look the entry up in ``_ENDINGS`` themselves (a hit
+    then costs no call), come here on a miss, and copy the members, never changing the dict."""
     row = profile(revision)
     members: dict[str, object] = {}
     if row.result_type:
@@ -180,7 +177,7 @@ def _ending(revision: Revision, server_info: Implementation | None) -> _Ending:
         members["_meta"] = wrap_object({SERVER_INFO_KEY: info})
     known = (server_info, row, members)
     if len(_ENDINGS) < _MAX_REMEMBERED:
-        _ENDINGS[key] = known
+        _ENDINGS[id(server_info), id(revision)] = known
     return known
 
 
@@ -238,7 +235,9 @@ def call_tool_result(
     output = result.payload
     if not isinstance(output, ToolOutput):  # ``_payload``, inline on the hot path
         _not_a(ToolOutput)
-    _, row, ending = _ending(revision, server_info)
+    # ``_ending``'s memory, looked up here: on a hit (every request but the first) no call.
+    known = _ENDINGS.get((id(server_info), id(revision)))
+    _, row, ending = _ending(revision, server_info) if known is None else known
     structured = output.structured_content
     has_structured = row.structured_content and structured is not UNSET
     object_only = row.structured_content_object_only

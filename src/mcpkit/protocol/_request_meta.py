@@ -47,6 +47,7 @@ MAX_TRACE_CHARS: Final = 8_192
 """Longest accepted trace member; W3C asks receivers to handle far less, and this is a bound."""
 
 _EMPTY: Final = JsonObject()
+_ABSENT: Final = object()  # ``get``'s default: tells an absent member from a JSON null
 _NO_TRACE: Final[Mapping[str, str]] = MappingProxyType({})
 
 
@@ -106,22 +107,30 @@ def read_meta(params: JsonObject | None) -> RequestMeta:
         raise InvalidParams()
     if not meta:
         return RequestMeta(meta)
-    # Every member is looked at only when present (most requests carry two or three), so a
-    # typical ``_meta`` is read without a call per member.
+    # Every member is looked at only when present (most requests carry two or three), and the
+    # two every modern request carries are checked inline: a typical ``_meta`` is read without
+    # a call per member.
+    version = meta.get(PROTOCOL_VERSION_KEY, _ABSENT)
+    if version is _ABSENT:
+        version = None
+    elif not isinstance(version, str):
+        raise InvalidParams()
+    capabilities = meta.get(CLIENT_CAPABILITIES_KEY, _ABSENT)
+    if capabilities is _ABSENT:
+        capabilities = None
+    elif not isinstance(capabilities, JsonObject):
+        raise InvalidParams()
+    if len(meta) == 2 and version is not None and capabilities is not None:
+        # The minimal modern ``_meta``: those two are all it holds, every other member absent.
+        return RequestMeta(meta, version, capabilities, None, None, None, _NO_TRACE)
     return RequestMeta(
         meta,
-        protocol_version=(
-            _optional_str(meta, PROTOCOL_VERSION_KEY) if PROTOCOL_VERSION_KEY in meta else None
-        ),
-        client_capabilities=(
-            _optional_object(meta, CLIENT_CAPABILITIES_KEY)
-            if CLIENT_CAPABILITIES_KEY in meta
-            else None
-        ),
-        client_info=_client_info(meta) if CLIENT_INFO_KEY in meta else None,
-        log_level=LogLevel.parse(meta[LOG_LEVEL_KEY]) if LOG_LEVEL_KEY in meta else None,
-        progress_token=_progress_token(meta) if PROGRESS_TOKEN_KEY in meta else None,
-        trace=_NO_TRACE if meta.keys().isdisjoint(TRACE_KEYS) else _trace(meta),
+        version,
+        capabilities,
+        _client_info(meta) if CLIENT_INFO_KEY in meta else None,
+        LogLevel.parse(meta[LOG_LEVEL_KEY]) if LOG_LEVEL_KEY in meta else None,
+        _progress_token(meta) if PROGRESS_TOKEN_KEY in meta else None,
+        _NO_TRACE if meta.keys().isdisjoint(TRACE_KEYS) else _trace(meta),
     )
 
 

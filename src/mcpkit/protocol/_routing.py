@@ -44,6 +44,7 @@ NAMED_METHODS: Final[Mapping[str, str]] = MappingProxyType(
     {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 )
 """Methods whose target is mirrored in ``Mcp-Name``, and the ``params`` member it mirrors."""
+_MIRRORED_MEMBER: Final = dict(NAMED_METHODS)  # a plain dict: read per request, no proxy
 
 _OWS: Final = " \t"
 _JSON: Final = ("application", "json")
@@ -131,18 +132,29 @@ def check_method_headers(
     other method it must be absent.  The decoded name is bounded by
     ``limits.max_header_param_bytes``.
     """
-    mirrored = header(headers, MCP_METHOD_HEADER)
-    if mirrored is None or mirrored != method or not _visible_ascii(mirrored):
+    # Both headers read up front: a repeated one is the same fixed HeaderMismatch either way.
+    if isinstance(headers, HeaderFields):
+        mirrored = headers.get(MCP_METHOD_HEADER)
+        name = headers.get(MCP_NAME_HEADER)
+    else:
+        mirrored = header(headers, MCP_METHOD_HEADER)
+        name = header(headers, MCP_NAME_HEADER)
+    # ``method`` is a string, so equality also rules out an absent header.
+    if mirrored != method or not method.isascii() or not method.isprintable():
         raise HeaderMismatch()
-    name = header(headers, MCP_NAME_HEADER)
-    member = NAMED_METHODS.get(method)
+    member = _MIRRORED_MEMBER.get(method)
     if member is None:
         if name is not None:
             raise HeaderMismatch()
         return
     if name is None:
         raise HeaderMismatch()
-    decoded = decode_header_value(name, limits.max_header_param_bytes)
+    limit = limits.max_header_param_bytes
+    decoded = _DECODED.get((name, limit))
+    if decoded is None:
+        decoded = _decode(name, limit)  # :func:`decode_header_value`; raises when refused
+        if len(_DECODED) < _MAX_ACCEPTED and len(name) <= _MAX_ACCEPT_CHARS:
+            _DECODED[(name, limit)] = decoded  # a server has a few tool names, sent often
     target = None if params is None else params.get(member)
     if isinstance(target, str) and decoded != target:
         raise HeaderMismatch()
@@ -152,8 +164,13 @@ def media_type_ok(content_type: str | None) -> bool:
     """Whether a ``Content-Type`` names ``application/json``; parameters are allowed."""
     if content_type is None:
         return False
-    media_type = content_type.split(";", 1)[0].strip(_OWS)
-    return media_type.isascii() and media_type.lower() == "application/json"
+    known = _MEDIA_TYPES.get(content_type)
+    if known is None:
+        media_type = content_type.split(";", 1)[0].strip(_OWS)
+        known = media_type.isascii() and media_type.lower() == "application/json"
+        if len(_MEDIA_TYPES) < _MAX_ACCEPTED and len(content_type) <= _MAX_ACCEPT_CHARS:
+            _MEDIA_TYPES[content_type] = known  # as for Accept: a few spellings, seen often
+    return known
 
 
 def accepts(accept: str | None, *, json: bool = True, sse: bool = True) -> bool:
@@ -181,6 +198,8 @@ def accepts(accept: str | None, *, json: bool = True, sse: bool = True) -> bool:
 _MAX_ACCEPTED: Final = 256
 _MAX_ACCEPT_CHARS: Final = 256
 _ACCEPTED: dict[tuple[str, bool, bool], bool] = {}
+_MEDIA_TYPES: dict[str, bool] = {}
+_DECODED: dict[tuple[str, int], str] = {}  # accepted ``Mcp-Name`` values only
 
 
 def _visible_ascii(text: str) -> bool:

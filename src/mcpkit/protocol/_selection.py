@@ -29,6 +29,9 @@ __all__ = [
 _BY_WIRE: Final = {revision.wire: revision for revision in Revision}
 _LEGACY_WIRES: Final = frozenset(r.wire for r in Revision if not profile(r).stateless)
 _MODERN_WIRES: Final = frozenset(r.wire for r in Revision if profile(r).stateless)
+_MODERN_BY_WIRE: Final = {
+    wire: revision for wire, revision in _BY_WIRE.items() if wire in _MODERN_WIRES
+}
 
 
 def supported(served: Collection[Revision]) -> tuple[str, ...]:
@@ -62,8 +65,8 @@ def select_modern(
         raise InvalidParams()  # missing required _meta comes first (spec brief §10, item 3)
     if header_version is None or header_version != body:
         raise HeaderMismatch()
-    revision = _BY_WIRE.get(body)
-    if revision is None or revision not in served or not profile(revision).stateless:
+    revision = _MODERN_BY_WIRE.get(body)  # only stateless revisions: no profile() per request
+    if revision is None or revision not in served:
         raise UnsupportedProtocolVersion(supported(served), body)
     return revision
 

@@ -197,11 +197,11 @@ def _flat(node: Node, value: object, run: _Run) -> bool:
     if not node.members:
         run.budget = budget
         return True
-    steps, get, additional = node.steps, node.properties.get, node.additional
+    steps = node.steps  # ``properties`` is read only for a member ``steps`` does not cover
     for name, member in value.items():  # type: ignore[attr-defined]
         step = steps.get((name, type(member)))
         if step is None:
-            sub = get(name, additional)
+            sub = node.properties.get(name, node.additional)
             if sub is None:
                 step = 1
             elif type(member) in sub.accept:

@@ -33,7 +33,7 @@ from mcpkit.model import (
     check_input_responses,
     missing_capabilities,
 )
-from mcpkit.protocol import SERVER_INFO_KEY, implementation_info, profile, result_message
+from mcpkit.protocol import SERVER_INFO_KEY, implementation_info, result_message
 from mcpkit.server._protection import Opened, RequestStateProtector
 from mcpkit.server._state_codec import binding as state_binding
 
@@ -43,6 +43,7 @@ __all__ = [
     "Retry",
     "has_conditional",
     "prepare",
+    "settled",
     "write_input_required",
 ]
 
@@ -94,9 +95,36 @@ _NOTHING_DECLARED: Final = Continuation(
 )
 
 
+# ``settled`` answers: a 2025 revision; an operation that declares nothing, asked no retry.
+_LEGACY: Final = (None, _NO_RETRY)
+_PLAIN: Final = (_NOTHING_DECLARED, _NO_RETRY)
+
+
 def _contract_failure(what: str) -> InternalError:
     log.error("mcpkit: %s", what)
     return InternalError()
+
+
+def settled(
+    registration: Declaring, stateless: bool, params: JsonObject
+) -> tuple[Continuation | None, Retry] | None:
+    """What ``prepare`` would return when there is nothing to check, else ``None`` (then
+    call ``prepare``): the common case, decided before gathering what ``prepare`` needs.
+
+    ``(None, Retry())`` on a 2025 revision (not ``stateless``), which has no multi-round
+    input (the operation cannot declare any there).  An operation that declares nothing, on a
+    request without ``inputResponses``, has nothing to check or open, and any input request or
+    state its handler emits is refused before the capabilities or the request id would be
+    read.  (``requestState`` is ignored in that mode, as ``prepare`` ignores it.)"""
+    if not stateless:
+        return _LEGACY
+    if (
+        registration.request_state_mode is RequestStateMode.NONE
+        and not registration.declared_kinds
+        and "inputResponses" not in params
+    ):
+        return _PLAIN
+    return None
 
 
 def prepare(
@@ -112,16 +140,9 @@ def prepare(
     protector: RequestStateProtector | None,
     limits: Limits,
 ) -> tuple[Continuation | None, Retry]:
-    """The checks before the handler; ``(None, Retry())`` on a 2025 revision, which has no
-    multi-round input (the operation cannot declare any there)."""
-    if not profile(revision).stateless:
-        return None, _NO_RETRY
+    """The checks before the handler on 2026-07-28, when ``settled`` returned ``None``."""
     given = params.get("inputResponses", UNSET)
     mode = registration.request_state_mode
-    if given is UNSET and mode is RequestStateMode.NONE and not registration.declared_kinds:
-        # Nothing to check or open, and any input request or state the handler emits is
-        # refused before the capabilities or the request id would be read.
-        return _NOTHING_DECLARED, _NO_RETRY
     responses = None if given is UNSET else check_input_responses(given)
     raw = params.get("requestState", UNSET)
     application_state: str | None = None

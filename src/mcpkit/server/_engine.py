@@ -11,6 +11,7 @@ pure functions of ``mcpkit.protocol``; this module only orders them and moves by
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 import re
@@ -105,16 +106,6 @@ class Refused(Exception):
         self.revision = revision
 
 
-def _peek_version(params: JsonObject | None) -> str | None:
-    """The ``_meta`` protocol version, if it is a string: enough to choose the path; the full
-    ``_meta`` check comes after the revision is known."""
-    meta = None if params is None else params.get(META_KEY)
-    if not isinstance(meta, JsonObject):
-        return None
-    version = meta.get(PROTOCOL_VERSION_KEY)
-    return version if isinstance(version, str) else None
-
-
 class Selection:
     """The outcome of groups 6-9 for one message: its envelope, revision and ``_meta``."""
 
@@ -159,6 +150,8 @@ class Engine:
     ) -> None:
         self.registry = registry
         self._runtimes = runtimes
+        # Each endpoint's runtime under its exact path, so routing is one dict lookup.
+        self._routes = {endpoint.path: runtimes[endpoint.path] for endpoint in registry}
         self.operations = operations
         self._limits = limits
         self._allowed_hosts = allowed_hosts
@@ -187,17 +180,66 @@ class Engine:
     async def handle_http(
         self, request: HttpRequest, exchange: HttpExchange, disconnected: asyncio.Event
     ) -> None:
+        # One coroutine for the whole request: a refusal of groups 1-4 has no revision and no
+        # id yet, so the handlers below answer it exactly as a separate step would have.
         extra: list[tuple[bytes, bytes]] = []
         fields = HeaderFields(request.headers)
+        revision: Revision | None = None
+        request_id: str | int | None = None
         try:
             runtime = self._http_prefix(request, fields, extra)
+            value = decode(request.body, limits=self._limits)
+            try:
+                envelope = parse_envelope(value)
+            except InvalidRequest:
+                request_id = readable_id(value)
+                raise
+            request_id = envelope.id
+            if envelope.kind is MessageKind.RESPONSE:
+                await respond(exchange, 202, None, extra)
+                return
+            selection = self.select(runtime, envelope, fields)
+            revision = selection.revision
+            if envelope.kind is MessageKind.REQUEST:
+                check_params(revision, envelope.method or "", envelope.params or _NO_PARAMS)
+            # Without a controller everyone is admitted: no coroutine to build and await.
+            identity = (
+                _EVERYONE
+                if self._admission is None
+                else await self._admit(runtime, selection, request)
+            )
+            if isinstance(identity, Rejected):
+                body = None
+                if identity.error is not None and envelope.kind is MessageKind.REQUEST:
+                    body = error_message(envelope.id, identity.error)
+                rejected = [(n.encode("latin-1"), v.encode("latin-1")) for n, v in identity.headers]
+                await respond(exchange, identity.status, body, [*extra, *rejected])
+                return
+            if envelope.kind is MessageKind.NOTIFICATION:
+                await respond(exchange, 202, None, extra)
+                return
+            responder = Responder(exchange, extra, budget=self._limits.max_response_bytes)
+            call = self._call(runtime, selection, request, identity, responder.notify, disconnected)
+            try:
+                message = await responder.run(self.operations.dispatch(call))
+            except Exception as error:
+                if disconnected.is_set():
+                    return  # the client is gone: nothing more is written for it
+                if not isinstance(error, ProtocolError):
+                    log.error("mcpkit: request failed with %s", type(error).__name__)
+                    error = InternalError()
+                status, written = wire_error(error, revision)
+                await responder.finish(status, error_message(request_id, written))
+                return
+            await responder.finish(200, message)
+        except Refused as refused:
+            status, written = wire_error(refused.error, refused.revision)
+            await respond(exchange, status, error_message(request_id, written), extra)
+        except ProtocolError as error:
+            status, written = wire_error(error, revision)
+            await respond(exchange, status, error_message(request_id, written), extra)
         except _Answer as answer:
             await respond(exchange, answer.status, answer.message, [*extra, *answer.extra])
-            return
-        except ProtocolError as error:
-            await respond(exchange, error.http_status, error_message(None, error), extra)
-            return
-        await self._http_message(runtime, request, fields, exchange, disconnected, extra)
 
     def _http_prefix(
         self, request: HttpRequest, fields: HeaderFields, extra: list[tuple[bytes, bytes]]
@@ -205,10 +247,14 @@ class Engine:
         """Groups 1-4: size, route, Host, Origin/CORS, method, media types."""
         if request.body_too_large:
             raise _Answer(413, message=error_message(None, InvalidRequest()))
-        endpoint = self.registry.endpoint_for_path(request.raw_path)
-        if endpoint is None:
+        runtime = self._routes.get(request.raw_path)
+        if runtime is None:
             raise _Answer(404)
-        self._check_host(fields, request.server_port or self.port)
+        host = fields.raw("host")
+        port = request.server_port or self.port
+        # A Host value already accepted (the usual case) takes one dict lookup and no call.
+        if host is None or self._hosts.get((host, port)) != 0:
+            self._check_host(host, port)
         origin = fields.get("origin")
         if origin is not None:
             if self._cors is None or not self._cors.allows(origin, request):
@@ -219,19 +265,19 @@ class Engine:
         if request.method == "OPTIONS":
             if origin is None:
                 raise _Answer(405, _ALLOW)
-            raise _Answer(204, self._preflight(endpoint))
+            raise _Answer(204, self._preflight(runtime.endpoint))
         if request.method != "POST":
             raise _Answer(405, _ALLOW)
         if not media_type_ok(fields.get("content-type")):
             raise _Answer(415)
         if not accepts(fields.get("accept")):
             raise _Answer(406)
-        return self._runtimes[endpoint.path]
+        return runtime
 
-    def _check_host(self, fields: HeaderFields, port: int | None) -> None:
-        """Exactly one ``Host``: a loopback alias (with the listener's port when it is known)
-        or an allow-listed name; forwarded headers never count (soklet4-digest §1.2)."""
-        value = fields.raw("host")
+    def _check_host(self, value: str | None, port: int | None) -> None:
+        """Exactly one ``Host`` (``value`` is ``None`` when it is absent or repeated): a
+        loopback alias (with the listener's port when it is known) or an allow-listed name;
+        forwarded headers never count (soklet4-digest §1.2)."""
         if value is None:
             raise _Answer(400)  # absent or repeated
         key = (value, port)
@@ -269,66 +315,6 @@ class Engine:
             (b"access-control-max-age", b"600"),
         ]
 
-    async def _http_message(
-        self,
-        runtime: Runtime,
-        request: HttpRequest,
-        fields: HeaderFields,
-        exchange: HttpExchange,
-        disconnected: asyncio.Event,
-        extra: list[tuple[bytes, bytes]],
-    ) -> None:
-        revision: Revision | None = None
-        request_id: str | int | None = None
-        try:
-            value = decode(request.body, limits=self._limits)
-            try:
-                envelope = parse_envelope(value)
-            except InvalidRequest:
-                request_id = readable_id(value)
-                raise
-            request_id = envelope.id
-            if envelope.kind is MessageKind.RESPONSE:
-                await respond(exchange, 202, None, extra)
-                return
-            selection = self.select(runtime, envelope, fields)
-            revision = selection.revision
-            if envelope.kind is MessageKind.REQUEST:
-                check_params(revision, envelope.method or "", envelope.params or _NO_PARAMS)
-            identity = await self._admit(runtime, selection, request)
-            if isinstance(identity, Rejected):
-                body = None
-                if identity.error is not None and envelope.kind is MessageKind.REQUEST:
-                    body = error_message(envelope.id, identity.error)
-                rejected = [(n.encode("latin-1"), v.encode("latin-1")) for n, v in identity.headers]
-                await respond(exchange, identity.status, body, [*extra, *rejected])
-                return
-            if envelope.kind is MessageKind.NOTIFICATION:
-                await respond(exchange, 202, None, extra)
-                return
-            responder = Responder(exchange, extra, budget=self._limits.max_response_bytes)
-            call = self._call(runtime, selection, request, identity, responder.notify, disconnected)
-            try:
-                message = await responder.run(self.operations.dispatch(call))
-            except Exception as error:
-                if disconnected.is_set():
-                    return  # the client is gone: nothing more is written for it
-                if not isinstance(error, ProtocolError):
-                    log.error("mcpkit: request failed with %s", type(error).__name__)
-                    error = InternalError()
-                status, written = wire_error(error, revision)
-                await responder.finish(status, error_message(request_id, written))
-                return
-            await responder.finish(200, message)
-        except Refused as refused:
-            status, written = wire_error(refused.error, refused.revision)
-            await respond(exchange, status, error_message(request_id, written), extra)
-        except ProtocolError as error:
-            status, written = wire_error(error, revision)
-            await respond(exchange, status, error_message(request_id, written), extra)
-        except _Answer as answer:
-            await respond(exchange, answer.status, answer.message, [*extra, *answer.extra])
-
     # --- transport-neutral steps ------------------------------------------------------------
 
     def select(
@@ -346,7 +332,13 @@ class Engine:
         params = envelope.params
         http = headers is not None
         header_version = None if headers is None else headers.get("mcp-protocol-version")
-        modern = is_modern_version(header_version, _peek_version(params))
+        # The ``_meta`` version, if it is a string, is enough to choose the path; the full
+        # ``_meta`` check comes once the revision is known.
+        meta_value = None if params is None else params.get(META_KEY)
+        peeked = (
+            meta_value.get(PROTOCOL_VERSION_KEY) if isinstance(meta_value, JsonObject) else None
+        )
+        modern = is_modern_version(header_version, peeked if isinstance(peeked, str) else None)
         if not modern and not _serves_legacy(served) and method == "initialize":
             # A legacy client at a modern-only endpoint: name the versions it could use.
             requested = None if params is None else params.get("protocolVersion")
@@ -451,6 +443,8 @@ class Engine:
         )
 
 
+# An endpoint's revisions are one of a few fixed sets: the answer is computed once per set.
+@functools.cache
 def _serves_legacy(served: frozenset[Revision]) -> bool:
     return any(not profile(revision).stateless for revision in served)
 

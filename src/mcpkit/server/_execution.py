@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextvars
 import enum
 import functools
 import inspect
 import logging
 import threading
 from collections.abc import Callable
+from contextvars import copy_context
+from types import CoroutineType
 from typing import Any
 
 from mcpkit.errors import (
@@ -99,7 +100,6 @@ class Executor:
     async def run(
         self,
         call: Callable[[], object],
-        *,
         is_async: bool,
         deadline: float,
         token: CancellationToken,
@@ -113,7 +113,8 @@ class Executor:
         With ``at_once`` as well, the call returns a coroutine that finishes in its first step
         (``never_suspends``), which is run inline: no task, timer or wait, since nothing could
         interrupt it anyway.  If this coroutine is itself cancelled, the work is abandoned as
-        on a disconnect and the ``CancelledError`` propagates.
+        on a disconnect and the ``CancelledError`` propagates.  (Positional arguments are
+        accepted too: the server's per-request call passes them so.)
         """
         loop = asyncio.get_running_loop()
         if not self._take(loop, deadline, disconnected):
@@ -276,10 +277,10 @@ class Executor:
             self._running[key] = token
         try:
             coroutine = call()
-            if not inspect.iscoroutine(coroutine):
+            if not isinstance(coroutine, CoroutineType):  # ``inspect.iscoroutine``, inline
                 raise TypeError("Executor.run: an at_once call must return a coroutine")
             try:
-                contextvars.copy_context().run(coroutine.send, None)
+                copy_context().run(coroutine.send, None)
             except StopIteration as finished:
                 return finished.value
             except asyncio.CancelledError:
@@ -290,7 +291,8 @@ class Executor:
             log.error("mcpkit: a handler run at once suspended")
             raise InternalError
         finally:
-            self._forget(key)
+            with self._lock:  # ``_forget``, inline on this hot path
+                del self._running[key]
             self._release()
 
     def _finished(self, key: object, work: asyncio.Future[object]) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final, NamedTuple, cast
 
 from mcpkit.errors import (
@@ -175,12 +176,13 @@ class ToolCall(NamedTuple):
 
 def _bind(call: ToolCall) -> ToolArguments[Any]:
     tool = call.tool
+    schema = tool.input_schema
     with call.gate:  # the server's budget (IV-13, JL-07), whatever the tool was built with
         budget = min(
             call.out.limits.max_evaluation_operations,
-            tool.input_schema.limits.max_evaluation_operations,
+            schema.limits.max_evaluation_operations,
         )
-        outcome = tool.input_schema.evaluate(call.arguments, max_operations=budget)
+        outcome = schema.evaluate(call.arguments, max_operations=budget)
     if outcome is not Outcome.VALID:
         raise ArgumentsInvalid(
             ArgumentsFailure.BUDGET_EXHAUSTED
@@ -211,11 +213,9 @@ def _recognise_tool(call: ToolCall, returned: object) -> CompleteResult | InputR
     raise _contract_failure(f"a tool returned {type(returned).__name__}")
 
 
-def _sanitize(call: ToolCall, result: CompleteResult) -> CompleteResult:
-    if call.sanitizer is None:
-        return result
+def _sanitize(call: ToolCall, sanitizer: ResultSanitizer, result: CompleteResult) -> CompleteResult:
     try:
-        cleaned = call.sanitizer(call.ctx, call.tool.name, call.arguments, result)
+        cleaned = sanitizer(call.ctx, call.tool.name, call.arguments, result)
     except Exception as error:
         raise _contract_failure(f"sanitizer raised {type(error).__name__}") from None
     if not isinstance(cleaned, CompleteResult) or not cleaned.is_tool:
@@ -227,9 +227,11 @@ def _write_tool(call: ToolCall, result: CompleteResult | InputRequiredResult) ->
     out = call.out
     if isinstance(result, InputRequiredResult):
         return _input_required(result, out)
-    result = _sanitize(call, result)
+    if call.sanitizer is not None:
+        result = _sanitize(call, call.sanitizer, result)
     payload = result.payload  # recognised above: always a ToolOutput
-    _check_binary(payload.content if isinstance(payload, ToolOutput) else (), out.limits)
+    if isinstance(payload, ToolOutput) and payload.content:  # nothing to check without
+        _check_binary(payload.content, out.limits)
     body = call_tool_result(
         result,
         out.revision,
@@ -265,10 +267,9 @@ async def _tool_async(call: ToolCall) -> bytes:
     except ArgumentsInvalid as error:
         return _invalid_arguments(call, error)
     try:
-        # is_async: a coroutine function (or an object whose __call__ is one)
-        returned = await cast(
-            "Awaitable[object]", call.tool.handler(call.ctx, arguments, call.features)
-        )
+        # is_async: a coroutine function (or an object whose __call__ is one); no ``cast``
+        # call here, it would cost a frame per request
+        returned = await call.tool.handler(call.ctx, arguments, call.features)  # type: ignore[misc]
     except Exception as error:
         raise _guard(error) from None
     return _write_tool(call, _recognise_tool(call, returned))
@@ -285,14 +286,12 @@ def _short_circuit(call: ToolCall, value: object) -> bytes:
 
 
 def tool_job(call: ToolCall, *, at_once: bool = False) -> Job:
-    """``at_once``: the handler never suspends (and so neither does the job's coroutine)."""
-
-    def finish(value: object) -> bytes:
-        return _short_circuit(call, value)
-
+    """``at_once``: the handler never suspends (and so neither does the job's coroutine).
+    C-level ``partial`` objects rather than closures: no Python frame to call them."""
+    finish = partial(_short_circuit, call)
     if call.tool.is_async:
-        return Job(lambda: _tool_async(call), True, finish, at_once)
-    return Job(lambda: _tool_sync(call), False, finish)
+        return Job(partial(_tool_async, call), True, finish, at_once)
+    return Job(partial(_tool_sync, call), False, finish)
 
 
 # --- prompts and resources ---------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The MCP methods: cheap parameter checks, target lookup and the slot-bound jobs (pipeline
-groups 10-17), transport-neutral.  ``Operations.dispatch(call)`` answers one admitted request
-with the encoded JSON-RPC response, or raises the ``ProtocolError`` to write instead.
+groups 10-17), transport-neutral.  ``await Operations.dispatch(call)`` answers one admitted
+request with the encoded JSON-RPC response, or raises the ``ProtocolError`` to write instead.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import asyncio
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final, NamedTuple
 
@@ -43,6 +43,7 @@ from mcpkit.protocol import (
     ListKind,
     LogLevel,
     RequestMeta,
+    RevisionProfile,
     check_mirrored_headers,
     discover_result,
     empty_result,
@@ -60,6 +61,7 @@ from mcpkit.server._continuation import (
     Retry,
     has_conditional,
     prepare,
+    settled,
 )
 from mcpkit.server._execution import Executor
 from mcpkit.server._http import HttpRequest
@@ -93,15 +95,38 @@ _CAPABILITY: Final = {
     "completion/complete": "completions",
 }
 _LISTS: Final = {kind.method: kind for kind in ListKind}
+# The methods ``Operations`` answers (its table's keys).
+_OPERATIONS: Final = frozenset(
+    {
+        "initialize", "ping", "logging/setLevel", "server/discover", "tools/list",
+        "prompts/list", "resources/list", "resources/templates/list", "tools/call",
+        "prompts/get", "resources/read", "completion/complete",
+    }
+)  # fmt: skip
 # 2025 stateless requests have no session to remember ``logging/setLevel``: this minimum.
 LEGACY_LOG_LEVEL: Final = "info"
 _NO_RETRY: Final = Retry()
 _NO_CAPABILITIES: Final = JsonObject()
+_EMPTY: Final = JsonObject()  # immutable, so one serves every absent object parameter
+
+
+def _offered(endpoint: Endpoint, revision: Revision) -> frozenset[str]:
+    """The methods ``endpoint`` answers on ``revision``: ones the revision has, and that need
+    no capability or one the endpoint advertises there (anything else is -32601)."""
+    methods = profile(revision).methods
+    capabilities = endpoint.capabilities(revision)
+    offered = set()
+    for method in _OPERATIONS & methods:
+        capability = _CAPABILITY.get(method)
+        if capability is None or capability in capabilities:
+            offered.add(method)
+    return frozenset(offered)
 
 
 @dataclass(frozen=True, slots=True)
 class Runtime:
-    """What the server keeps per endpoint: the endpoint and its prebuilt catalog pages."""
+    """What the server keeps per endpoint: the endpoint, its prebuilt catalog pages and what
+    it answers on each revision."""
 
     endpoint: Endpoint
     catalog: Catalog
@@ -109,6 +134,12 @@ class Runtime:
     at_once: frozenset[Callable[..., object]] = frozenset()
     """The endpoint's ``async def`` handlers that never suspend (``never_suspends``): their
     jobs run inline instead of as a task."""
+    offered: Mapping[Revision, frozenset[str]] = field(init=False, repr=False, compare=False)
+    """The methods answered per revision, decided once here rather than per request."""
+
+    def __post_init__(self) -> None:
+        offered = {revision: _offered(self.endpoint, revision) for revision in Revision}
+        object.__setattr__(self, "offered", MappingProxyType(offered))
 
 
 class Call(NamedTuple):
@@ -141,18 +172,17 @@ class Call(NamedTuple):
 
 def _text(params: JsonObject, name: str) -> str:
     value = params.get(name)
-    if not isinstance(value, str):
-        raise InvalidParams()
-    return value
+    if isinstance(value, str):
+        return value
+    raise InvalidParams()
 
 
 def _object(params: JsonObject, name: str) -> JsonObject:
-    value = params.get(name, UNSET)
-    if value is UNSET:
-        return JsonObject()
-    if not isinstance(value, JsonObject):
-        raise InvalidParams()
-    return value
+    """The member ``name``, an empty object when absent (JSON null is refused)."""
+    value = params.get(name, _EMPTY)
+    if isinstance(value, JsonObject):
+        return value
+    raise InvalidParams()
 
 
 def _strings(value: JsonObject) -> Mapping[str, str]:
@@ -168,8 +198,11 @@ def _cursor_check(params: JsonObject) -> None:
 
 
 def _tool_check(params: JsonObject) -> None:
-    _text(params, "name")
-    _object(params, "arguments")
+    # ``_text`` and ``_object`` inlined: this runs for every tools/call
+    if not isinstance(params.get("name"), str):
+        raise InvalidParams()
+    if not isinstance(params.get("arguments", _EMPTY), JsonObject):
+        raise InvalidParams()
 
 
 def _prompt_check(params: JsonObject) -> None:
@@ -214,12 +247,21 @@ _CHECKS: Final[Mapping[str, Callable[[JsonObject], None]]] = {
 }
 
 
+# The same per revision, without the methods the revision does not have.
+_REVISION_CHECKS: Final[Mapping[Revision, Mapping[str, Callable[[JsonObject], None]]]] = {
+    revision: {
+        method: check for method, check in _CHECKS.items() if method in profile(revision).methods
+    }
+    for revision in Revision
+}
+
+
 def check_params(revision: Revision, method: str, params: JsonObject) -> None:
     """Refuse a request whose ``params`` have the wrong shape for its method (-32602), before
     admission and any lookup (DESIGN.md §3, group 10).  A method the revision does not have is
     left alone: it is -32601 whatever its params (a removed ``logging/setLevel`` on 2026)."""
-    check = _CHECKS.get(method)
-    if check is not None and method in profile(revision).methods:
+    check = _REVISION_CHECKS[revision].get(method)
+    if check is not None:
         check(params)
 
 
@@ -256,34 +298,28 @@ class Operations:
             "resources/read": self._resources_read,
             "completion/complete": self._complete,
         }
+        assert self._table.keys() == _OPERATIONS
 
-    async def dispatch(self, call: Call) -> bytes:
-        """Answer ``call``; -32601 for a method the revision or the endpoint does not offer."""
-        operation = self._table.get(call.method)
-        if operation is None or call.method not in profile(call.revision).methods:
+    def dispatch(self, call: Call) -> Awaitable[bytes]:
+        """Answer ``call``: the operation's coroutine, to await for the encoded response;
+        -32601, raised at once, for a method the revision or the endpoint does not offer.
+        (A plain function: no coroutine of its own wrapping the operation's.)"""
+        method = call.method
+        if method not in call.runtime.offered[call.revision]:
             raise MethodNotFound()
-        capability = _CAPABILITY.get(call.method)
-        if capability is not None and capability not in call.runtime.endpoint.capabilities(
-            call.revision
-        ):
-            raise MethodNotFound()
-        return await operation(call)
+        return self._table[method](call)
 
     # --- shared -----------------------------------------------------------------------------
 
-    def _output(self, call: Call, continuation: Continuation | None = None) -> Output:
-        row = profile(call.revision)
+    def _output(
+        self, call: Call, row: RevisionProfile, continuation: Continuation | None = None
+    ) -> Output:
         info = call.runtime.endpoint.implementation if row.server_info_meta else None
-        return Output(
-            request_id=call.request_id,
-            revision=call.revision,
-            server_info=info,
-            limits=self.limits,
-            continuation=continuation,
-        )
+        return Output(call.request_id, call.revision, info, self.limits, continuation)
 
     def _prepare(self, call: Call, registration: Declaring) -> tuple[Continuation | None, Retry]:
-        """Multi-round input checks before the handler (``_continuation.prepare``)."""
+        """Multi-round input checks before the handler (``_continuation.prepare``); callers
+        ask ``settled`` first, so its arguments are gathered only when there is work."""
         return prepare(
             registration,
             revision=call.revision,
@@ -317,27 +353,31 @@ class Operations:
             http_request=call.http,
         )
 
-    def _features(self, call: Call, *, progress_allowed: bool = True) -> InvocationFeatures:
+    def _features(
+        self, call: Call, row: RevisionProfile, progress_allowed: bool = True
+    ) -> InvocationFeatures:
         """The token always; a progress reporter when the client sent a token and a logger on
         2026-07-28 when ``_meta`` names a log level (always on the 2025 revisions) -- both only
         when no conditional input request may still refuse the call after the handler ran:
         the first notification commits the response, so it must stay uncommitted until then
         (soklet4-digest §2.2)."""
+        meta = call.meta
+        if row.stateless:
+            level = None if meta.log_level is None else meta.log_level.wire
+        else:
+            level = call.legacy_log_level
+        if not progress_allowed or (meta.progress_token is None and level is None):
+            return InvocationFeatures(call.token)  # the common case: nothing to build
         features: list[object] = [call.token]
         notify = call.notify
-        meta = call.meta
         limits = self.limits
-        if meta.progress_token is not None and progress_allowed:
+        if meta.progress_token is not None:
 
             def progress(params: JsonObject) -> None:
                 notify(notification_message("notifications/progress", params, limits=limits))
 
             features.append(ProgressReporter(meta.progress_token, progress))
-        if profile(call.revision).stateless:
-            level = None if meta.log_level is None else meta.log_level.wire
-        else:
-            level = call.legacy_log_level
-        if level is not None and progress_allowed:
+        if level is not None:
 
             def message(params: JsonObject) -> None:
                 notify(notification_message("notifications/message", params, limits=limits))
@@ -353,13 +393,10 @@ class Operations:
         if self.interceptor is not None and intercept:
             run, is_async, at_once = self._intercepted(job, ctx), True, False
         result = await self.executor.run(
-            run,
-            is_async=is_async,
-            at_once=at_once,
-            deadline=call.deadline,
-            token=call.token,
-            disconnected=call.disconnected,
+            run, is_async, call.deadline, call.token, call.disconnected, at_once
         )
+        if type(result) is bytes:  # the job's own answer: checked only when it is not
+            return result
         return checked(result, bytes, "the handler job")  # type: ignore[no-any-return]
 
     def _intercepted(self, job: Job, ctx: RequestContext) -> Callable[[], Awaitable[bytes]]:
@@ -439,44 +476,48 @@ class Operations:
         given = call.params.get("cursor")  # a string when present: check_params saw to it
         cursor = given if isinstance(given, str) else None
         ctx = self._context(call, None)
+        row = profile(call.revision)
 
         def finish(returned: object) -> bytes:
             page: ResourceListPage = checked(returned, ResourceListPage, "resource list handler")
             body: dict[str, object] = dict(page.to_json())
-            if profile(call.revision).cache_hints:
+            if row.cache_hints:
                 body.update(endpoint.resource_list_cache.to_json())
             return self._complete_message(call, body)
 
         job = value_job(
-            handler.handler, (ctx, cursor, self._features(call)), handler.is_async, finish
+            handler.handler, (ctx, cursor, self._features(call, row)), handler.is_async, finish
         )
         return await self._run(call, job, ctx)
 
     # --- operations -------------------------------------------------------------------------
 
     async def _tools_call(self, call: Call) -> bytes:
-        name = _text(call.params, "name")
-        arguments = _object(call.params, "arguments")
-        tool = call.runtime.endpoint.find_tool(name, call.revision)
+        # The hot path: ``_text`` and ``_object`` inlined, the same checks in the same order.
+        params = call.params
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise InvalidParams()
+        arguments = params.get("arguments", _EMPTY)
+        if not isinstance(arguments, JsonObject):
+            raise InvalidParams()  # JSON null included, as in ``_object``
+        runtime = call.runtime
+        tool = runtime.endpoint.find_tool(name, call.revision)
         if tool is None:
             raise InvalidParams()
-        if profile(call.revision).stateless and call.http is not None:
+        row = profile(call.revision)
+        if row.stateless and call.http is not None:
             check_mirrored_headers(
                 tool.input_schema.headers, arguments, call.headers, limits=self.limits
             )
-        continuation, retry = self._prepare(call, tool)
+        continuation, retry = settled(tool, row.stateless, params) or self._prepare(call, tool)
         ctx = self._context(call, name, retry)
+        features = self._features(call, row, not has_conditional(tool))
+        info = runtime.endpoint.implementation if row.server_info_meta else None  # _output
+        out = Output(call.request_id, call.revision, info, self.limits, continuation)
         job = tool_job(
-            ToolCall(
-                tool=tool,
-                ctx=ctx,
-                arguments=arguments,
-                features=self._features(call, progress_allowed=not has_conditional(tool)),
-                gate=self.gate,
-                sanitizer=self.sanitizer,
-                out=self._output(call, continuation),
-            ),
-            at_once=tool.handler in call.runtime.at_once,
+            ToolCall(tool, ctx, arguments, features, self.gate, self.sanitizer, out),
+            at_once=tool.handler in runtime.at_once,
         )
         return await self._run(call, job, ctx)
 
@@ -490,15 +531,18 @@ class Operations:
             raise InvalidParams()
         if not arguments.keys() <= prompt.argument_names:
             raise InvalidParams()
-        continuation, retry = self._prepare(call, prompt)
+        row = profile(call.revision)
+        continuation, retry = settled(prompt, row.stateless, call.params) or self._prepare(
+            call, prompt
+        )
         ctx = self._context(call, name, retry)
-        features = self._features(call, progress_allowed=not has_conditional(prompt))
+        features = self._features(call, row, not has_conditional(prompt))
         job = prompt_job(
             prompt,
             ctx,
             arguments,
             features,
-            self._output(call, continuation),
+            self._output(call, row, continuation),
             at_once=prompt.handler in call.runtime.at_once,
         )
         return await self._run(call, job, ctx)
@@ -509,7 +553,10 @@ class Operations:
         if match is None:
             raise ResourceNotFound(uri)
         resource, variables = match
-        continuation, retry = self._prepare(call, resource)
+        row = profile(call.revision)
+        continuation, retry = settled(resource, row.stateless, call.params) or self._prepare(
+            call, resource
+        )
         ctx = self._context(call, uri, retry)
         cache = (
             call.runtime.endpoint.resource_list_cache
@@ -522,9 +569,9 @@ class Operations:
             resource,
             None if resource.template is None else variables,
             ctx,
-            self._features(call, progress_allowed=not has_conditional(resource)),
+            self._features(call, row, not has_conditional(resource)),
             cache,
-            self._output(call, continuation),
+            self._output(call, row, continuation),
             at_once=resource.handler in call.runtime.at_once,
         )
         try:

@@ -19,6 +19,7 @@ import contextlib
 import threading
 from collections import deque
 from collections.abc import Awaitable, Sequence
+from threading import get_ident
 from typing import Final, TypeVar
 
 from mcpkit.protocol import sse_event
@@ -52,6 +53,7 @@ class Responder:
     )  # fmt: skip
 
     _wake: asyncio.Event
+    _pending: deque[bytes]
 
     def __init__(
         self,
@@ -63,8 +65,7 @@ class Responder:
         self._exchange = exchange
         self._extra = tuple(extra)
         self._loop = asyncio.get_running_loop()
-        self._thread = threading.get_ident()
-        self._pending: deque[bytes] = deque()
+        self._thread = get_ident()
         self._committed = False
         self._closed = False
         self._budget = budget
@@ -77,7 +78,7 @@ class Responder:
         """Queue a notification message; callable from any thread (see the module docstring
         for what happens when the queue is full)."""
         size = len(message)
-        on_loop = threading.get_ident() == self._thread
+        on_loop = get_ident() == self._thread
         room = self._room
         if room is None:
             room = self._room = threading.Condition()
@@ -96,11 +97,13 @@ class Responder:
                 self._loop.call_soon_threadsafe(self._push, message)
 
     def _push(self, message: bytes) -> None:
-        self._pending.append(message)
         if self._drainer is None:
-            self._wake = asyncio.Event()  # made with the drainer: most requests need neither
+            # The queue and the event are made with the drainer: most requests need none.
+            self._pending = deque((message,))
+            self._wake = asyncio.Event()
             self._drainer = self._loop.create_task(self._drain_loop())
         else:
+            self._pending.append(message)
             self._wake.set()
 
     async def _drain_loop(self) -> None:

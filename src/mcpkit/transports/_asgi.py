@@ -34,28 +34,24 @@ _POLICY_VIOLATION: Final = 1008
 class McpApp:
     """An ASGI 3 app serving one engine; lifespan events are answered but never required."""
 
-    __slots__ = ("_engine",)
+    __slots__ = ("_engine", "_limit")
 
     def __init__(self, engine: HttpEngine) -> None:
         self._engine = engine
+        self._limit = engine.limits.max_request_bytes  # frozen with the engine: read it once
 
     def __repr__(self) -> str:
         return f"McpApp({self._engine!r})"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        kind = scope["type"]
-        if kind == "http":
-            await self._http(scope, receive, send)
-        elif kind == "lifespan":
-            await self._lifespan(receive, send)
-        elif kind == "websocket":
-            await send({"type": "websocket.close", "code": _POLICY_VIOLATION})
-        # Any other scope type is not ours to answer: returning tells the server so.
-
-    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = _decode_headers(scope["headers"])
-        limit = self._engine.limits.max_request_bytes
-        if _declares_more_than(headers, limit):
+        # An HTTP request, the one scope on every request's path, is served right here: one
+        # coroutine fewer each time than a dispatch to a method of its own.
+        if scope["type"] != "http":
+            await self._other(scope, receive, send)
+            return
+        names, values = _decode_headers(scope["headers"])
+        limit = self._limit
+        if _declares_more_than(names, values, limit):
             body, too_large = b"", True
         else:
             read = await _read_body(receive, limit)
@@ -68,21 +64,29 @@ class McpApp:
         request = HttpRequest(
             method=scope["method"],
             raw_path=raw_path.decode("latin-1").partition("?")[0],
-            headers=headers,
+            headers=tuple(zip(names, values, strict=True)),
             body=body,
             body_too_large=too_large,
             client=(client[0], client[1]) if client else None,
             server_port=server[1] if server and isinstance(server[1], int) else None,
         )
-        disconnected = _Disconnect(receive)
+        exchange = _Exchange(receive, send)
         if too_large:
-            disconnected.watch()  # it also reads the rest of the body, and drops it
+            exchange.watch()  # it also reads the rest of the body, and drops it
         try:
-            await self._engine.handle_http(request, _Exchange(send, disconnected), disconnected)
+            await self._engine.handle_http(request, exchange, exchange)
         finally:
-            failure = disconnected.stop_watching()
+            failure = exchange.stop_watching()
         if failure is not None:
             raise failure
+
+    async def _other(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "lifespan":
+            await self._lifespan(receive, send)
+        elif kind == "websocket":
+            await send({"type": "websocket.close", "code": _POLICY_VIOLATION})
+        # Any other scope type is not ours to answer: returning tells the server so.
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -104,110 +108,49 @@ class McpApp:
                 return
 
 
-class _Exchange:
-    """Maps the engine's ``start``/``write`` onto ASGI response messages."""
+class _Exchange(Signal):
+    """One request's exchange with the client: the engine's ``start``/``write`` mapped onto
+    ASGI response messages, and the disconnect signal (one object, built once per request).
 
-    __slots__ = ("_disconnected", "_send")
-
-    def __init__(self, send: Send, disconnected: asyncio.Event) -> None:
-        self._send = send
-        self._disconnected = disconnected
-
-    async def start(self, status: int, headers: Sequence[tuple[bytes, bytes]]) -> None:
-        await self._deliver({"type": "http.response.start", "status": status, "headers": headers})
-
-    async def write(self, chunk: bytes, *, more: bool) -> None:
-        await self._deliver({"type": "http.response.body", "body": chunk, "more_body": more})
-
-    async def _deliver(self, message: Message) -> None:
-        # A client that went away is not the engine's failure: its writes are dropped quietly.
-        # ASGI 2.4 servers raise an OSError for a closed connection, perhaps before the
-        # ``http.disconnect`` arrives; other servers raise their own errors once it has.
-        try:
-            await self._send(message)
-        except OSError:
-            self._disconnected.set()
-        except Exception:
-            if not self._disconnected.is_set():
-                raise
-
-
-def _decode_headers(raw: Sequence[Sequence[bytes]]) -> tuple[tuple[str, str], ...]:
-    """The header fields as ``(lower-case name, value)`` text pairs (latin-1 keeps every byte).
-
-    Decoding all names in one call and all values in another (joined on a byte that is then
-    split on again) does per request what a loop would do per field; should the separator
-    occur inside a field, the counts disagree and the fields are decoded one by one.
-    """
-    if not raw:
-        return ()
-    names, values = zip(*raw, strict=True)
-    texts = _SEPARATOR.join(names).decode("latin-1").lower().split("\x00")
-    data = _SEPARATOR.join(values).decode("latin-1").split("\x00")
-    if len(texts) == len(data) == len(raw):
-        return tuple(zip(texts, data, strict=True))
-    return tuple([(name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in raw])
-
-
-_SEPARATOR: Final = b"\x00"
-
-
-def _declares_more_than(headers: Sequence[tuple[str, str]], limit: int) -> bool:
-    """Whether a ``Content-Length`` already announces more than ``limit`` bytes.
-
-    Only a well-formed value counts; a malformed one is the HTTP server's to refuse.  The digit
-    count is compared first, so a huge value is never converted to an integer.  Repeated
-    fields (rare: HTTP servers refuse most) are looked at one by one.
-    """
-    index = dict(headers)
-    if len(index) == len(headers):
-        value = index.get("content-length")
-        return value is not None and _over(value, limit)
-    return any(_over(value, limit) for name, value in headers if name == "content-length")
-
-
-def _over(value: str, limit: int) -> bool:
-    digits = value.strip().lstrip("0")
-    return (
-        digits.isascii()
-        and digits.isdigit()
-        and (len(digits) > len(str(limit)) or int(digits) > limit)
-    )
-
-
-async def _read_body(receive: Receive, limit: int) -> tuple[bytes, bool] | None:
-    """The body and whether it was too large, or ``None`` when the client disconnected.
-
-    Reading stops at the first chunk that would pass ``limit``, so memory stays bounded by the
-    limit plus one server chunk; the too-large body is dropped, never handed on.
-    """
-    body = bytearray()
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return None  # http.disconnect: ASGI sends nothing else on an http scope
-        chunk = message.get("body", b"")
-        if len(body) + len(chunk) > limit:
-            return b"", True
-        body += chunk
-        if not message.get("more_body", False):
-            return bytes(body), False
-
-
-class _Disconnect(Signal):
-    """The disconnect signal, watched only while the engine waits for something.
-
-    Noticing a client that went away takes a task reading ``receive()``.  Most requests are
-    answered without the engine ever waiting (an ``async def`` handler that completes at once,
-    a refusal), and there the answer is the only thing left to do, so the watcher starts with
-    the first wait (``add_callback``) instead of with every request.
+    The signal is watched only while the engine waits for something.  Noticing a client that
+    went away takes a task reading ``receive()``.  Most requests are answered without the
+    engine ever waiting (an ``async def`` handler that completes at once, a refusal), and
+    there the answer is the only thing left to do, so the watcher starts with the first wait
+    (``add_callback``) instead of with every request.
     """
 
-    def __init__(self, receive: Receive) -> None:
+    # Class-level defaults: most requests never start either, so none is stored per request.
+    _watcher: asyncio.Task[None] | None = None
+    _timer: asyncio.TimerHandle | None = None
+
+    def __init__(self, receive: Receive, send: Send) -> None:
         super().__init__()
         self._receive = receive
-        self._watcher: asyncio.Task[None] | None = None
-        self._timer: asyncio.TimerHandle | None = None
+        self._send = send
+
+    async def start(self, status: int, headers: Sequence[tuple[bytes, bytes]]) -> None:
+        try:
+            await self._send({"type": "http.response.start", "status": status, "headers": headers})
+        except Exception as error:
+            if not self._dropped(error):
+                raise
+
+    async def write(self, chunk: bytes, *, more: bool) -> None:
+        try:
+            await self._send({"type": "http.response.body", "body": chunk, "more_body": more})
+        except Exception as error:
+            if not self._dropped(error):
+                raise
+
+    def _dropped(self, error: Exception) -> bool:
+        """Whether a failed send is dropped quietly: a client that went away is not the
+        engine's failure.  ASGI 2.4 servers raise an ``OSError`` for a closed connection,
+        perhaps before the ``http.disconnect`` arrives; other servers raise their own errors
+        once it has.  (Called only on failure, so a send that works costs no extra frame.)"""
+        if isinstance(error, OSError):
+            self.set()
+            return True
+        return self.is_set()
 
     def add_callback(self, callback: Callable[[], object]) -> None:
         # The engine's waits (a handler in a worker thread, a queued request) mostly end in
@@ -249,3 +192,77 @@ class _Disconnect(Signal):
             watcher.cancel()
             return None
         return None if watcher.cancelled() else watcher.exception()
+
+
+def _decode_headers(raw: Sequence[Sequence[bytes]]) -> tuple[list[str], list[str]]:
+    """The header names (lower-case) and values as text, in arrival order (latin-1 keeps
+    every byte).
+
+    Decoding all names in one call and all values in another (joined on a byte that is then
+    split on again) does per request what a loop would do per field; should the separator
+    occur inside a field, the counts disagree and the fields are decoded one by one.
+    """
+    if not raw:
+        return [], []
+    names, values = zip(*raw, strict=True)
+    texts = _SEPARATOR.join(names).decode("latin-1").lower().split("\x00")
+    data = _SEPARATOR.join(values).decode("latin-1").split("\x00")
+    if len(texts) == len(data) == len(raw):
+        return texts, data
+    return (
+        [name.decode("latin-1").lower() for name, _ in raw],
+        [value.decode("latin-1") for _, value in raw],
+    )
+
+
+_SEPARATOR: Final = b"\x00"
+_CONTENT_LENGTH: Final = "content-length"
+
+
+def _declares_more_than(names: list[str], values: list[str], limit: int) -> bool:
+    """Whether a ``Content-Length`` already announces more than ``limit`` bytes.
+
+    Only a well-formed value counts; a malformed one is the HTTP server's to refuse.  The digit
+    count is compared first, so a huge value is never converted to an integer.  Repeated
+    fields (rare: HTTP servers refuse most) are looked at one by one.  Counting the name in
+    the list is C work, where an index of every field would be built for one lookup.
+    """
+    count = names.count(_CONTENT_LENGTH)
+    if count == 1:
+        return _over(values[names.index(_CONTENT_LENGTH)], limit)
+    return count > 1 and any(
+        _over(value, limit)
+        for name, value in zip(names, values, strict=True)
+        if name == _CONTENT_LENGTH
+    )
+
+
+def _over(value: str, limit: int) -> bool:
+    digits = value.strip().lstrip("0")
+    return (
+        digits.isascii()
+        and digits.isdigit()
+        and (len(digits) > len(str(limit)) or int(digits) > limit)
+    )
+
+
+async def _read_body(receive: Receive, limit: int) -> tuple[bytes, bool] | None:
+    """The body and whether it was too large, or ``None`` when the client disconnected.
+
+    Reading stops at the first chunk that would pass ``limit``, so memory stays bounded by the
+    limit plus one server chunk; the too-large body is dropped, never handed on.
+    """
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None  # http.disconnect: ASGI sends nothing else on an http scope
+        chunk = message.get("body", b"")
+        if len(body) + len(chunk) > limit:
+            return b"", True
+        if not message.get("more_body", False):
+            if not body:
+                return bytes(chunk), False  # the usual body, in one message: no copy
+            body += chunk
+            return bytes(body), False
+        body += chunk

@@ -252,9 +252,15 @@ class Engine:
             raise _Answer(404)
         host = fields.raw("host")
         port = request.server_port or self.port
-        # A Host value already accepted (the usual case) takes one dict lookup and no call.
-        if host is None or self._hosts.get((host, port)) != 0:
-            self._check_host(host, port)
+        # Exactly one ``Host`` (``None`` when absent or repeated): a value seen before (the
+        # usual case) is answered by one dict lookup, a new one is judged and remembered.
+        if host is None:
+            raise _Answer(400)
+        status = self._hosts.get((host, port))
+        if status is None:
+            status = self._judge_host(host, port)
+        if status:
+            raise _Answer(status)
         origin = fields.get("origin")
         if origin is not None:
             if self._cors is None or not self._cors.allows(origin, request):
@@ -274,20 +280,14 @@ class Engine:
             raise _Answer(406)
         return runtime
 
-    def _check_host(self, value: str | None, port: int | None) -> None:
-        """Exactly one ``Host`` (``value`` is ``None`` when it is absent or repeated): a
-        loopback alias (with the listener's port when it is known) or an allow-listed name;
-        forwarded headers never count (soklet4-digest §1.2)."""
-        if value is None:
-            raise _Answer(400)  # absent or repeated
-        key = (value, port)
-        status = self._hosts.get(key)
-        if status is None:
-            status = self._host_status(value, port)
-            if len(self._hosts) < _MAX_REMEMBERED_HOSTS and len(value) <= 255:
-                self._hosts[key] = status  # a server sees the same few Host values
-        if status:
-            raise _Answer(status)
+    def _judge_host(self, value: str, port: int | None) -> int:
+        """The status for a ``Host`` value not yet remembered (0 when accepted): a loopback
+        alias (with the listener's port when it is known) or an allow-listed name; forwarded
+        headers never count (soklet4-digest §1.2).  Remembered within a bound."""
+        status = self._host_status(value, port)
+        if len(self._hosts) < _MAX_REMEMBERED_HOSTS and len(value) <= 255:
+            self._hosts[(value, port)] = status  # a server sees the same few Host values
+        return status
 
     def _host_status(self, value: str, port: int | None) -> int:
         """0 for an acceptable ``Host`` value, else the status that refuses it."""

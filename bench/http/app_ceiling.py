@@ -1,8 +1,8 @@
 """The ceiling of the HTTP stack: a raw ASGI app under mcpkit's own uvicorn settings.
 
 It reads the whole request body and answers every request with the same 100-byte JSON
-document, so it measures what uvicorn (httptools + uvloop, one worker) costs per request with no
-MCP work at all.  ``python bench/http/app_ceiling.py --port 8300`` (project venv).
+document, so it measures what uvicorn (httptools on asyncio, one worker) costs per request with
+no MCP work at all.  ``python bench/http/app_ceiling.py --port 8300`` (project venv).
 
 The ``uvicorn.Config`` below repeats the options of ``mcpkit.Server._uvicorn`` (``mcpkit serve``):
 keep the two in step.
@@ -55,7 +55,7 @@ def main() -> None:
         app,
         host="127.0.0.1",
         port=port,
-        loop="uvloop" if importlib.util.find_spec("uvloop") else "asyncio",
+        loop="asyncio",
         http="httptools" if importlib.util.find_spec("httptools") else "h11",
         lifespan="on",
         log_level="warning",
@@ -64,6 +64,7 @@ def main() -> None:
         timeout_keep_alive=5,
         limit_concurrency=8192,
         timeout_graceful_shutdown=5,
+        proxy_headers=False,
     )
     uvicorn.Server(config).run()
 

@@ -9,7 +9,7 @@
 
 Every variant serves 2026-07-28 and 2025-11-25 on ``/mcp``.  Run it the way users do:
 ``BENCH_VARIANT=async mcpkit serve bench/http/app_mcpkit.py --port 8201`` (embedded uvicorn,
-httptools + uvloop, one worker).
+httptools on asyncio, one worker).
 """
 
 from __future__ import annotations

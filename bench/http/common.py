@@ -33,7 +33,8 @@ PROJECT_VENV: Final = Path(os.environ.get("BENCH_PROJECT_VENV", str(ROOT / ".ven
 PEERS_VENV: Final = Path(os.environ.get("BENCH_PEERS_VENV", str(ROOT / "build" / "bench-peers")))
 LOG_DIR: Final = ROOT / "build" / "bench-logs"
 # The peers run on plain uvicorn (h11 + asyncio), as in the peers survey; "fast" runs them on
-# httptools + uvloop like mcpkit (setup.sh installs both into the peers' venv when asked).
+# httptools + uvloop, the fastest uvicorn stack (setup.sh installs both into the peers' venv when
+# asked).
 PEERS_STACK: Final = os.environ.get("BENCH_PEERS_STACK", "plain")
 
 SERVER_CPU: Final = "0"

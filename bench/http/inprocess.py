@@ -1,5 +1,6 @@
 """Server CPU per request without sockets or wrk: uvicorn's own httptools protocol driven
-through a fake transport on uvloop, the way ``mcpkit serve`` runs an app.
+through a fake transport on asyncio's loop (``--loop uvloop`` for uvloop), the way
+``mcpkit serve`` runs an app.
 
 It measures what the HTTP benchmark measures (the server's CPU for one request on the same
 stack) with none of the noise of a shared machine's network and load generator, so a change on
@@ -7,7 +8,7 @@ the hot path can be judged in seconds; ``--profile`` prints where the time goes.
 
     python -m bench.http.inprocess [--app mcpkit|ceiling] [--variant async|def|tools101]
         [--rev 2026-07-28|2025-11-25] [--method tools/call|tools/list] [-n 20000]
-        [--profile | --opcodes]
+        [--loop asyncio|uvloop] [--profile | --opcodes]
 
 ``--opcodes`` counts the Python bytecodes executed per request, per module and per function:
 a deterministic measure (the same on a loaded machine) for comparing two versions of the hot
@@ -140,9 +141,16 @@ async def _drive(app: Any, raw: bytes, count: int) -> tuple[float, bytes]:
     return elapsed / count * 1e6, b"".join(transport.written)
 
 
-def _opcodes(app: Any, raw: bytes, count: int, top: int) -> None:
-    import uvloop
+def _run(loop: str, main: Any) -> Any:
+    """``main`` to completion on a new loop of the named kind."""
+    if loop == "uvloop":
+        import uvloop
 
+        return uvloop.run(main)
+    return asyncio.run(main)
+
+
+def _opcodes(app: Any, raw: bytes, count: int, top: int, loop: str) -> None:
     counts: collections.Counter[Any] = collections.Counter()
     calls: collections.Counter[Any] = collections.Counter()
 
@@ -157,7 +165,7 @@ def _opcodes(app: Any, raw: bytes, count: int, top: int) -> None:
     sys.settrace(tracer)
     threading.settrace(tracer)
     try:
-        uvloop.run(_drive(app, raw, count))
+        _run(loop, _drive(app, raw, count))
     finally:
         sys.settrace(None)
         threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
@@ -194,19 +202,19 @@ def main() -> None:
     parser.add_argument("--sort", default="tottime")
     parser.add_argument("--opcodes", action="store_true")
     parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio")
     args = parser.parse_args()
-    import uvloop
 
     app = _load(args.app, args.variant)
     raw = _request(args.rev, args.method)
-    uvloop.run(_drive(app, raw, min(args.n, 2000)))  # warm-up: memos, pools, caches
+    _run(args.loop, _drive(app, raw, min(args.n, 2000)))  # warm-up: memos, pools, caches
     if args.opcodes:
-        _opcodes(app, raw, min(args.n, 500), args.top)
+        _opcodes(app, raw, min(args.n, 500), args.top, args.loop)
         return
     if args.profile:
         profiler = cProfile.Profile()
         profiler.enable()
-    per_request, response = uvloop.run(_drive(app, raw, args.n))
+    per_request, response = _run(args.loop, _drive(app, raw, args.n))
     if args.profile:
         profiler.disable()
         pstats.Stats(profiler).sort_stats(args.sort).print_stats(45)

@@ -17,7 +17,7 @@ handler at concurrency 1, 16 and 64; ``tools/list`` and ``tools/call`` with 101 
 a raw ASGI app under mcpkit's uvicorn settings (the ceiling) at 16; and the idle RSS of
 ``examples/inventory.py``.
 
-Environment: ``BENCH_REPS`` (3), ``BENCH_WARMUP`` (2 s), ``BENCH_DURATION`` (8 s),
+Environment: ``BENCH_REPS`` (5), ``BENCH_WARMUP`` (2 s), ``BENCH_DURATION`` (5 s),
 ``QUICK=1`` (a smoke run: 1 repetition, 1 s warm-up, 2 s runs; written to
 ``results/<date>-quick.md`` and never to ``latest.md``), ``BENCH_ONLY`` (comma-separated
 frameworks or server keys, e.g. ``mcpkit,ceiling`` or ``mcp-async``), ``BENCH_CONCURRENCY``
@@ -150,9 +150,11 @@ class Settings:
         conc = os.environ.get("BENCH_CONCURRENCY", "")
         concurrencies = tuple(int(c) for c in conc.split(",") if c.strip()) or CONCURRENCIES
         return Settings(
-            reps=env_int("BENCH_REPS", 1 if quick else 3),
+            # Five short repetitions rather than three long ones: this shared host's speed drifts
+            # by up to 40% over minutes, and a median of five spread over the run resists that.
+            reps=env_int("BENCH_REPS", 1 if quick else 5),
             warmup=env_int("BENCH_WARMUP", 1 if quick else 2),
-            duration=env_int("BENCH_DURATION", 2 if quick else 8),
+            duration=env_int("BENCH_DURATION", 2 if quick else 5),
             quick=quick,
             only=only,
             concurrencies=concurrencies,
@@ -516,8 +518,8 @@ class Report:
                 f"{m['wrk']}; pinning: {m['taskset']}.",
                 f"- mcpkit {ours.get('mcpkit')} (commit {m['commit']}), "
                 f"Python {ours.get('python')}, "
-                f"uvicorn {ours.get('uvicorn')} with httptools {ours.get('httptools')} + "
-                f"uvloop {ours.get('uvloop')} (`mcpkit serve`, 1 worker).",
+                f"uvicorn {ours.get('uvicorn')} with httptools {ours.get('httptools')} on "
+                f"asyncio (`mcpkit serve`, its default loop; 1 worker).",
                 f"- Peers (`{PEERS_VENV.name}` venv): Python {peers.get('python')}, "
                 f"mcp {peers.get('mcp')}, "
                 f"fastmcp {peers.get('fastmcp')}, uvicorn {peers.get('uvicorn')} on {peer_stack}, "
@@ -599,9 +601,7 @@ def main() -> int:
     report.info = {
         "noise": noise,
         "machine": machine(),
-        "project": versions(
-            PROJECT_VENV / "bin" / "python", ["mcpkit", "uvicorn", "uvloop", "httptools"]
-        ),
+        "project": versions(PROJECT_VENV / "bin" / "python", ["mcpkit", "uvicorn", "httptools"]),
         "peers": versions(
             PEERS_VENV / "bin" / "python",
             ["mcp", "fastmcp", "uvicorn", "starlette", "pydantic", "pydantic-core", "anyio"],

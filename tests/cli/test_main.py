@@ -1,5 +1,5 @@
-"""``mcpkit serve FILE_OR_MODULE[:ATTR] [--host H] [--port P] [--stdio] [--path P]`` and
-``python -m mcpkit``: what a target names, the address overrides, ``--stdio``, the exit status
+"""``mcpkit serve FILE_OR_MODULE[:ATTR] [--host H] [--port P] [--loop L] [--stdio] [--path P]``
+and ``python -m mcpkit``: what a target names, the address overrides, ``--stdio``, the exit status
 and message of every refusal, and one real process serving HTTP.
 
 ``main()`` runs in-process with ``Server.run`` / ``Server.run_stdio`` replaced by recorders, so
@@ -238,6 +238,28 @@ def test_a_module_on_sys_path_is_imported_by_name(
     assert capsys.readouterr().err == (
         "mcpkit: serving on http://127.0.0.1:8124\nmcpkit: serving on http://127.0.0.1:8125\n"
     )
+
+
+def test_loop_picks_the_event_loop_and_keeps_the_address(
+    tmp_path: Path,
+    recorded: Recorded,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    endpoints_file(tmp_path, "cli_loop_module", "server = Server(Main, port=8126)")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["serve", "cli_loop_module"]) == 0
+    assert main(["serve", "cli_loop_module", "--loop", "uvloop"]) == 0
+    assert main(["serve", "cli_loop_module", "--loop", "asyncio", "--port", "8127"]) == 0
+    default, fast, moved = recorded.runs
+    assert default is sys.modules["cli_loop_module"].server and default.loop == "asyncio"
+    assert (fast.loop, fast.port) == ("uvloop", 8126)
+    assert (moved.loop, moved.port) == ("asyncio", 8127)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "cli_loop_module", "--loop", "libuv"])
+    assert exited.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
 
 
 def test_an_unknown_module_exits_2_naming_it(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import http.client
+import importlib.util
 import json
 import logging
 import socket
@@ -410,11 +411,35 @@ def test_run_starts_uvicorn_with_the_fast_stack(monkeypatch: pytest.MonkeyPatch)
     (config,) = configs
     assert config.app is server.asgi()
     assert (config.host, config.port) == ("::1", 8765)
-    assert (config.loop, config.http, config.lifespan) == ("uvloop", "httptools", "on")
+    assert (config.loop, config.http, config.lifespan) == ("asyncio", "httptools", "on")
     assert (config.access_log, config.server_header) == (False, False)
     assert (config.timeout_keep_alive, config.timeout_graceful_shutdown) == (5, 5)
     assert config.limit_concurrency == 8192
     assert config.proxy_headers is False  # forwarded headers are never trusted
+    server.configured(loop="uvloop").run()
+    assert configs[1].loop == "uvloop" and (configs[1].host, configs[1].port) == ("::1", 8765)
+
+
+def test_the_loop_is_asyncio_unless_uvloop_is_asked_for_and_installed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert Server(Main).loop == "asyncio"
+    chosen = Server(Main, loop="uvloop")
+    assert chosen.loop == "uvloop"
+    assert chosen.configured(port=9002).loop == "uvloop"  # kept unless asked otherwise
+    assert chosen.configured(loop="asyncio").loop == "asyncio"
+    for junk in ("libuv", "", None, 1):
+        with pytest.raises(ConfigurationError) as caught:
+            Server(Main, loop=junk)  # type: ignore[arg-type]
+        assert str(caught.value) == "Server: loop must be 'asyncio' or 'uvloop'"
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "uvloop" else real(name, *a)
+    )
+    with pytest.raises(ConfigurationError) as caught:
+        Server(Main, loop="uvloop")
+    assert str(caught.value) == "Server: loop='uvloop' needs the uvloop package installed"
+    assert Server(Main).loop == "asyncio"  # the default never needs it
 
 
 # --- stdio --------------------------------------------------------------------------------------

@@ -72,6 +72,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.add_argument("--port", type=int, default=None, help="port (default 8000)")
     serve.add_argument("--stdio", action="store_true", help="serve stdin/stdout instead")
     serve.add_argument("--path", default=None, help="the endpoint path to serve over stdio")
+    serve.add_argument(
+        "--loop",
+        choices=("asyncio", "uvloop"),
+        default=None,
+        help="the event loop for HTTP (default: the server's, asyncio unless it says otherwise)",
+    )
     arguments = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
     try:
@@ -79,8 +85,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if arguments.stdio:
             server.run_stdio(arguments.path)
             return 0
-        if arguments.host is not None or arguments.port is not None:
-            server = server.configured(host=arguments.host, port=arguments.port)
+        if arguments.host is not None or arguments.port is not None or arguments.loop:
+            server = server.configured(
+                host=arguments.host, port=arguments.port, loop=arguments.loop
+            )
     except ConfigurationError as error:
         print(f"mcpkit: {error}", file=sys.stderr)
         return 2

@@ -1,7 +1,8 @@
 """``mcpkit.Server``: an endpoint registry served over Streamable HTTP or stdio.
 
 The server builds its engine once (catalog pages, executor, policies).  ``run()`` starts the
-embedded uvicorn (httptools and uvloop) and blocks; ``serve()`` is the same as a coroutine;
+embedded uvicorn (httptools, on asyncio's loop unless ``loop="uvloop"``) and blocks; ``serve()``
+is the same as a coroutine on the caller's loop;
 ``asgi()`` returns the pure ASGI app to mount in any ASGI host; ``run_stdio()`` serves one
 endpoint over stdin and stdout.  The default bind is 127.0.0.1:8000; binding anything else
 requires an explicit ``allowed_hosts`` list (soklet4-digest §1.1).
@@ -15,7 +16,7 @@ import ipaddress
 import logging
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any, Final
+from typing import Any, Final, Literal, TypeAlias
 
 from mcpkit.errors import ConfigurationError
 from mcpkit.limits import DEFAULT_LIMITS, Limits
@@ -39,6 +40,16 @@ __all__ = ["Server", "registry_of"]
 log = logging.getLogger("mcpkit")
 
 _LOOPBACK: Final = frozenset({"127.0.0.1", "localhost", "::1"})
+
+EventLoop: TypeAlias = Literal["asyncio", "uvloop"]
+"""The event loop ``run()`` serves on (``serve()`` runs on the caller's loop).
+
+asyncio's own is the default.  uvloop spends a few percent less CPU per request, but libuv
+accepts one connection per turn of the loop, so on a busy server a burst of new connections
+waits one turn each: a p99 latency far above the median (README, design decisions).  asyncio
+accepts a burst at once.  ``"uvloop"`` suits deployments whose clients keep their connections.
+"""
+_EVENT_LOOPS: Final = ("asyncio", "uvloop")
 
 
 _HOST_NAME: Final = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?", re.ASCII)
@@ -101,6 +112,7 @@ class Server:
         prompt_list_cache: CachePolicy = CachePolicy.PRIVATE_NO_CACHE,
         discover_cache: CachePolicy = CachePolicy.PRIVATE_NO_CACHE,
         keyring: Keyring | None = None,
+        loop: EventLoop = "asyncio",
     ) -> None:
         if not isinstance(host, str) or not _is_host(host):
             raise ConfigurationError("Server: host must be an IP address or a host name")
@@ -114,9 +126,14 @@ class Server:
             )
         if not isinstance(limits, Limits):
             raise ConfigurationError("Server: limits must be a Limits")
+        if loop not in _EVENT_LOOPS:
+            raise ConfigurationError("Server: loop must be 'asyncio' or 'uvloop'")
+        if loop == "uvloop" and importlib.util.find_spec("uvloop") is None:
+            raise ConfigurationError("Server: loop='uvloop' needs the uvloop package installed")
         self.registry = registry_of(target)
         self.host = host
         self.port = port
+        self.loop: EventLoop = loop
         self._options: dict[str, Any] = {
             "allowed_hosts": hosts,
             "cors": cors,
@@ -129,6 +146,7 @@ class Server:
             "prompt_list_cache": prompt_list_cache,
             "discover_cache": discover_cache,
             "keyring": keyring,
+            "loop": loop,
         }
         self.engine: Engine = build_engine(
             self.registry,
@@ -152,13 +170,23 @@ class Server:
     def __repr__(self) -> str:
         return f"<Server {self.host}:{self.port} {len(self.registry)} endpoints>"
 
-    def configured(self, *, host: str | None = None, port: int | None = None) -> Server:
-        """The same server on another address (what ``mcpkit serve --host/--port`` uses)."""
+    def configured(
+        self,
+        *,
+        host: str | None = None,
+        port: int | None = None,
+        loop: EventLoop | None = None,
+    ) -> Server:
+        """The same server on another address or loop (what ``mcpkit serve --host/--port/--loop``
+        uses)."""
+        options = dict(self._options)
+        if loop is not None:
+            options["loop"] = loop
         return Server(
             self.registry,
             host=self.host if host is None else host,
             port=self.port if port is None else port,
-            **self._options,
+            **options,
         )
 
     def asgi(self) -> McpApp:
@@ -168,13 +196,12 @@ class Server:
     def _uvicorn(self) -> Any:
         import uvicorn
 
-        loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
         http = "httptools" if importlib.util.find_spec("httptools") else "h11"
         config = uvicorn.Config(
             self._app,
             host=self.host,
             port=self.port,
-            loop=loop,
+            loop=self.loop,
             http=http,
             lifespan="on",
             log_level="warning",
@@ -190,7 +217,8 @@ class Server:
         return uvicorn.Server(config)
 
     async def serve(self) -> None:
-        """Serve HTTP until cancelled or signalled (the async form of ``run``)."""
+        """Serve HTTP until cancelled or signalled (the async form of ``run``, on the running
+        loop whatever ``loop`` says)."""
         server = self._uvicorn()
         task = asyncio.ensure_future(_serving(server))
         while not server.started and not task.done():

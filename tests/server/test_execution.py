@@ -874,10 +874,33 @@ def test_an_at_once_call_whose_executor_shut_down_meanwhile_is_overloaded(
     async def main() -> None:
         # The slot was granted, then a shutdown (from another thread) closed the executor
         # before the call started: it is refused and the slot given back.
-        assert executor._take(asyncio.get_running_loop(), later(), None)
+        assert executor.take_now(later())
         executor.shutdown()
         with pytest.raises(Overloaded):
-            executor._run_at_once(handler, CancellationToken())
+            executor.run_at_once(handler, CancellationToken())
         assert (executor.active, executor.queued) == (0, 0)
 
     run(main)
+
+
+def test_a_slot_handed_over_after_the_deadline_passed_is_overloaded(executor: Executor) -> None:
+    """An at_once call that ends hands its slot to the oldest waiter; a waiter whose deadline
+    passed meanwhile is refused (never dispatched) and gives the slot back."""
+    calls: list[str] = []
+
+    async def done() -> object:
+        return "done"
+
+    async def main() -> None:
+        assert executor.take_now(later())  # the only slot, held as ``Operations._run`` does
+        late = start(executor, never_called(calls, "late"), deadline=later(SHORT))
+        await until(queued(executor, 1))
+        time.sleep(2 * SHORT)  # the deadline passes while the loop is held: no timer has run
+        assert executor.run_at_once(done, CancellationToken()) == "done"
+        assert (executor.active, executor.queued) == (1, 0)  # handed over, not given back
+        with pytest.raises(Overloaded):
+            await late
+        assert (executor.active, executor.queued) == (0, 0)
+
+    run(main)
+    assert calls == []

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 
@@ -164,3 +164,40 @@ def test_an_unoffered_method_is_refused_before_any_coroutine_exists() -> None:
             operations.dispatch(call)  # raised by the call itself, not by awaiting
 
     _run(dispatch)
+
+
+@mcpkit.endpoint(path="/planned", name="planned", version="1.0.0", revisions=ALL)
+class Planned:
+    @mcpkit.tool(name="add")
+    async def add(self, a: int, b: int) -> Sum:
+        return Sum(a + b)
+
+    @mcpkit.tool(name="tenant", revisions={Revision.V2026_07_28})
+    def tenant(self, tenant: Annotated[str, mcpkit.Arg(header="Tenant")]) -> Sum:
+        return Sum(len(tenant))
+
+    @mcpkit.tool(
+        name="conditional",
+        revisions={Revision.V2026_07_28},
+        input_requests=[mcpkit.InputRequestDeclaration.elicitation_form()],
+    )
+    def conditional(self, ctx: mcpkit.RequestContext) -> mcpkit.CompleteResult:
+        return mcpkit.CompleteResult.from_tool_error_text("unused")
+
+
+def test_a_runtime_plans_every_tool_find_tool_answers_once_per_revision() -> None:
+    _, runtimes = _operations(Planned)
+    runtime = runtimes["/planned"]
+    endpoint = runtime.endpoint
+    assert set(runtime.tools) == set(Revision)
+    for revision in Revision:
+        plans = runtime.tools[revision]
+        for name in ("add", "tenant", "conditional", "missing"):
+            plan = plans.get(name)
+            assert (plan and plan.tool) is endpoint.find_tool(name, revision)
+    modern = runtime.tools[Revision.V2026_07_28]
+    assert set(runtime.tools[Revision.V2025_11_25]) == {"add"}
+    add, tenant, conditional = modern["add"], modern["tenant"], modern["conditional"]
+    assert (add.mirrored, add.conditional, add.at_once) == (False, False, True)
+    assert (tenant.mirrored, tenant.conditional, tenant.at_once) == (True, False, False)
+    assert (conditional.mirrored, conditional.conditional) == (False, True)

@@ -195,12 +195,13 @@ class Engine:
                 request_id = readable_id(value)
                 raise
             request_id = envelope.id
-            if envelope.kind is MessageKind.RESPONSE:
+            kind = envelope.kind
+            if kind is MessageKind.RESPONSE:
                 await respond(exchange, 202, None, extra)
                 return
             selection = self.select(runtime, envelope, fields)
             revision = selection.revision
-            if envelope.kind is MessageKind.REQUEST:
+            if kind is MessageKind.REQUEST:
                 check_params(revision, envelope.method or "", envelope.params or _NO_PARAMS)
             # Without a controller everyone is admitted: no coroutine to build and await.
             identity = (
@@ -210,12 +211,12 @@ class Engine:
             )
             if isinstance(identity, Rejected):
                 body = None
-                if identity.error is not None and envelope.kind is MessageKind.REQUEST:
+                if identity.error is not None and kind is MessageKind.REQUEST:
                     body = error_message(envelope.id, identity.error)
                 rejected = [(n.encode("latin-1"), v.encode("latin-1")) for n, v in identity.headers]
                 await respond(exchange, identity.status, body, [*extra, *rejected])
                 return
-            if envelope.kind is MessageKind.NOTIFICATION:
+            if kind is MessageKind.NOTIFICATION:
                 await respond(exchange, 202, None, extra)
                 return
             responder = Responder(exchange, extra, budget=self._limits.max_response_bytes)
@@ -268,11 +269,9 @@ class Engine:
             extra.append((b"access-control-allow-origin", origin.encode("latin-1")))
             extra.append((b"vary", b"Origin"))
             extra.append((b"access-control-expose-headers", b"WWW-Authenticate"))
-        if request.method == "OPTIONS":
-            if origin is None:
-                raise _Answer(405, _ALLOW)
-            raise _Answer(204, self._preflight(runtime.endpoint))
         if request.method != "POST":
+            if request.method == "OPTIONS" and origin is not None:
+                raise _Answer(204, self._preflight(runtime.endpoint))
             raise _Answer(405, _ALLOW)
         if not media_type_ok(fields.get("content-type")):
             raise _Answer(415)

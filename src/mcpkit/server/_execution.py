@@ -117,10 +117,10 @@ class Executor:
         accepted too: the server's per-request call passes them so.)
         """
         loop = asyncio.get_running_loop()
-        if not self._take(loop, deadline, disconnected):
+        if not self.take_now(deadline, disconnected):
             await self._wait_for_slot(loop, deadline, disconnected)
         if at_once and is_async:
-            return self._run_at_once(call, token)
+            return self.run_at_once(call, token)
         try:
             work = self._dispatch(call, is_async, token)
         except BaseException:
@@ -188,17 +188,19 @@ class Executor:
             return Overloaded()
         return None
 
-    def _take(
-        self, loop: asyncio.AbstractEventLoop, deadline: float, disconnected: asyncio.Event | None
-    ) -> bool:
+    def take_now(self, deadline: float, disconnected: asyncio.Event | None = None) -> bool:
         """Take a free slot (``True``), or say the caller must queue for one (``False``);
         raise instead if it must not run or the queue is full.  Synchronous, so the common
-        case -- a slot is free -- costs no coroutine."""
+        case -- a slot is free -- costs no coroutine: a caller with an ``at_once`` call may
+        take the slot here and ``run_at_once`` itself, and ``await run(...)`` only on
+        ``False`` (nothing has changed in between, so ``run`` queues it the same way)."""
         if self._closed:
             raise Overloaded
-        refusal = self._refusal(loop, deadline, disconnected)
-        if refusal is not None:
-            raise refusal
+        # ``_refusal``, inline on this hot path: the same checks in the same order.
+        if disconnected is not None and disconnected.is_set():
+            raise Cancelled
+        if asyncio.get_running_loop().time() >= deadline:
+            raise Overloaded
         if self._active < self._slots and not self._waiters:
             self._active += 1
             return True
@@ -209,7 +211,7 @@ class Executor:
     async def _wait_for_slot(
         self, loop: asyncio.AbstractEventLoop, deadline: float, disconnected: asyncio.Event | None
     ) -> None:
-        """Queue for a slot in FIFO order (``_take`` found none free and room to wait)."""
+        """Queue for a slot in FIFO order (``take_now`` found none free and room to wait)."""
         waiter: asyncio.Future[None] = loop.create_future()
         self._waiters.append(waiter)
         try:
@@ -266,9 +268,10 @@ class Executor:
         work.add_done_callback(functools.partial(self._finished, key))
         return work
 
-    def _run_at_once(self, call: Callable[[], object], token: CancellationToken) -> object:
+    def run_at_once(self, call: Callable[[], object], token: CancellationToken) -> object:
         """One step of the coroutine ``call()`` returns, in a copy of the context as a task
-        would run it; the slot is given back when it returns."""
+        would run it, in the slot the caller took (``take_now`` or ``run``); the slot is given
+        back when it returns."""
         key = object()
         with self._lock:
             if self._closed:
@@ -291,9 +294,12 @@ class Executor:
             log.error("mcpkit: a handler run at once suspended")
             raise InternalError
         finally:
-            with self._lock:  # ``_forget``, inline on this hot path
+            with self._lock:  # ``_forget`` and ``_release``, inline on this hot path
                 del self._running[key]
-            self._release()
+            if self._waiters:
+                self._waiters.popleft().set_result(None)
+            else:
+                self._active -= 1
 
     def _finished(self, key: object, work: asyncio.Future[object]) -> None:
         if not work.cancelled():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from mcpkit.limits import Limits
 
@@ -47,28 +47,72 @@ class HttpRequest:
 class Signal(asyncio.Event):
     """An ``asyncio.Event`` that also calls back when it is set: the disconnect signal a
     transport hands the engine, so waiting for "the work finished, the deadline passed or the
-    client left" needs no watcher task per request."""
+    client left" needs no watcher task per request.
+
+    One is built per request and most are never waited on, so building one builds nothing:
+    ``Event.__init__`` (a waiter deque per instance) is not run, the state starts as the
+    class-level defaults below, and every ``Event`` method is implemented here on that state,
+    with ``Event``'s behaviour (``set()`` wakes every waiter, ``clear()`` re-arms).  So a
+    subclass has no base ``__init__`` to call either.
+    """
+
+    _flag = False
+    _futures: list[asyncio.Future[None]] | None = None  # those of pending ``wait()`` calls
+    _callbacks: list[Callable[[], object]] | None = None
 
     def __init__(self) -> None:
-        super().__init__()
-        self._callbacks: list[Callable[[], object]] = []
+        """Nothing to build until the signal is used (see the class docstring)."""
+
+    def __repr__(self) -> str:
+        return f"<{object.__repr__(self)[1:-1]} [{'set' if self._flag else 'unset'}]>"
+
+    def is_set(self) -> bool:
+        return self._flag
 
     def set(self) -> None:
-        super().set()
-        callbacks, self._callbacks = self._callbacks, []
-        for callback in callbacks:
-            callback()
+        """Set the flag, wake every waiter, then call (and forget) every callback."""
+        if self._flag:
+            return
+        self._flag = True
+        for future in self._futures or ():
+            if not future.done():  # its waiter was cancelled but has not run yet
+                future.set_result(None)
+        callbacks = self._callbacks
+        if callbacks is not None:
+            self._callbacks = None
+            for callback in callbacks:
+                callback()
+
+    def clear(self) -> None:
+        self._flag = False
+
+    async def wait(self) -> Literal[True]:
+        if self._flag:
+            return True
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        futures = self._futures
+        if futures is None:
+            futures = self._futures = []
+        futures.append(future)
+        try:
+            await future
+            return True
+        finally:
+            futures.remove(future)
 
     def add_callback(self, callback: Callable[[], object]) -> None:
         """Call ``callback()`` when the signal is set (at once if it already is)."""
-        if self.is_set():
+        if self._flag:
             callback()
+        elif self._callbacks is None:
+            self._callbacks = [callback]
         else:
             self._callbacks.append(callback)
 
     def remove_callback(self, callback: Callable[[], object]) -> None:
-        if callback in self._callbacks:
-            self._callbacks.remove(callback)
+        callbacks = self._callbacks
+        if callbacks is not None and callback in callbacks:
+            callbacks.remove(callback)
 
 
 class HttpExchange(Protocol):

@@ -81,7 +81,9 @@ __all__ = [
 
 log = logging.getLogger("mcpkit.server")
 
-_TYPED_SHAPES: Final = frozenset({ToolShape.TYPED, ToolShape.TYPED_TASK, ToolShape.ADVANCED})
+# A tuple, not a set: membership compares by identity in C, where a set would hash the member
+# with ``Enum.__hash__``, a Python call per request.
+_TYPED_SHAPES: Final = (ToolShape.TYPED, ToolShape.TYPED_TASK, ToolShape.ADVANCED)
 
 
 class Job(NamedTuple):
@@ -165,13 +167,26 @@ def _input_required(result: InputRequiredResult, out: Output) -> bytes:
 
 
 class ToolCall(NamedTuple):
+    """One tool call's job state.  ``Output``'s members are its own (one tuple per request
+    rather than two); ``out`` builds the ``Output`` for the rare input-required result."""
+
     tool: ToolRegistration
     ctx: RequestContext
     arguments: JsonObject
     features: InvocationFeatures
     gate: EvaluationGate
     sanitizer: ResultSanitizer | None
-    out: Output
+    request_id: str | int
+    revision: Revision
+    server_info: Implementation | None
+    limits: Limits
+    continuation: Continuation | None = None
+
+    @property
+    def out(self) -> Output:
+        return Output(
+            self.request_id, self.revision, self.server_info, self.limits, self.continuation
+        )
 
 
 def _bind(call: ToolCall) -> ToolArguments[Any]:
@@ -179,7 +194,7 @@ def _bind(call: ToolCall) -> ToolArguments[Any]:
     schema = tool.input_schema
     with call.gate:  # the server's budget (IV-13, JL-07), whatever the tool was built with
         budget = min(
-            call.out.limits.max_evaluation_operations,
+            call.limits.max_evaluation_operations,
             schema.limits.max_evaluation_operations,
         )
         outcome = schema.evaluate(call.arguments, max_operations=budget)
@@ -224,27 +239,27 @@ def _sanitize(call: ToolCall, sanitizer: ResultSanitizer, result: CompleteResult
 
 
 def _write_tool(call: ToolCall, result: CompleteResult | InputRequiredResult) -> bytes:
-    out = call.out
     if isinstance(result, InputRequiredResult):
-        return _input_required(result, out)
+        return _input_required(result, call.out)
     if call.sanitizer is not None:
         result = _sanitize(call, call.sanitizer, result)
+    limits = call.limits
     payload = result.payload  # recognised above: always a ToolOutput
     if isinstance(payload, ToolOutput) and payload.content:  # nothing to check without
-        _check_binary(payload.content, out.limits)
+        _check_binary(payload.content, limits)
     body = call_tool_result(
         result,
-        out.revision,
+        call.revision,
         mirror_structured_content=call.tool.mirror_structured_content,
-        server_info=out.server_info,
-        limits=out.limits,
+        server_info=call.server_info,
+        limits=limits,
     )
-    return result_message(out.request_id, body, limits=out.limits)
+    return result_message(call.request_id, body, limits=limits)
 
 
 def _invalid_arguments(call: ToolCall, error: ArgumentsInvalid) -> bytes:
     """IV-01..09: the fixed ``isError`` result (through the sanitizer), or -32602 on June."""
-    if not profile(call.out.revision).invalid_arguments_as_tool_error:
+    if not profile(call.revision).invalid_arguments_as_tool_error:
         raise error
     return _write_tool(call, CompleteResult.from_tool_error_text(ArgumentsInvalid.message))
 

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Final, NamedTuple
+from typing import Final, NamedTuple, TypeAlias
 
 from mcpkit.errors import (
     Cancelled,
@@ -35,6 +35,7 @@ from mcpkit.model import (
     RequestLogger,
     ResourceListPage,
     Revision,
+    ToolRegistration,
     server_context,
 )
 from mcpkit.protocol import (
@@ -79,7 +80,7 @@ from mcpkit.server._invoke import (
 from mcpkit.server._policy import Interceptor, ResultSanitizer
 from mcpkit.server._protection import RequestStateProtector
 
-__all__ = ["LEGACY_LOG_LEVEL", "Call", "Operations", "Runtime", "check_params"]
+__all__ = ["LEGACY_LOG_LEVEL", "Call", "Operations", "Runtime", "ToolPlan", "check_params"]
 
 log = logging.getLogger("mcpkit.server")
 
@@ -123,6 +124,42 @@ def _offered(endpoint: Endpoint, revision: Revision) -> frozenset[str]:
     return frozenset(offered)
 
 
+class ToolPlan(NamedTuple):
+    """What ``tools/call`` decides about a tool from the tool alone, once per endpoint rather
+    than per request; the registration is immutable, so the answers cannot go stale."""
+
+    tool: ToolRegistration
+    mirrored: bool
+    """Whether the tool declares ``Mcp-Param-*`` headers (none: nothing to check)."""
+    conditional: bool
+    """``has_conditional(tool)``: a progress reporter must wait (no notifications)."""
+    at_once: bool
+    """The handler never suspends: the job runs inline (``Runtime.at_once``)."""
+
+
+_Plans: TypeAlias = "Mapping[Revision, Mapping[str, ToolPlan]]"
+
+
+def _tool_plans(endpoint: Endpoint, at_once: frozenset[Callable[..., object]]) -> _Plans:
+    """Every tool ``endpoint.find_tool`` answers on each revision (the ones it lists there),
+    by name, with its plan."""
+    plans = {
+        revision: MappingProxyType(
+            {
+                tool.name: ToolPlan(
+                    tool,
+                    bool(tool.input_schema.headers),
+                    has_conditional(tool),
+                    tool.handler in at_once,
+                )
+                for tool in endpoint.tools_for(revision)
+            }
+        )
+        for revision in Revision
+    }
+    return MappingProxyType(plans)
+
+
 @dataclass(frozen=True, slots=True)
 class Runtime:
     """What the server keeps per endpoint: the endpoint, its prebuilt catalog pages and what
@@ -136,10 +173,13 @@ class Runtime:
     jobs run inline instead of as a task."""
     offered: Mapping[Revision, frozenset[str]] = field(init=False, repr=False, compare=False)
     """The methods answered per revision, decided once here rather than per request."""
+    tools: _Plans = field(init=False, repr=False, compare=False)
+    """The tools ``find_tool`` answers per revision and name, each with its ``ToolPlan``."""
 
     def __post_init__(self) -> None:
         offered = {revision: _offered(self.endpoint, revision) for revision in Revision}
         object.__setattr__(self, "offered", MappingProxyType(offered))
+        object.__setattr__(self, "tools", _tool_plans(self.endpoint, self.at_once))
 
 
 class Call(NamedTuple):
@@ -392,9 +432,15 @@ class Operations:
         run, is_async, at_once = job.run, job.is_async, job.at_once
         if self.interceptor is not None and intercept:
             run, is_async, at_once = self._intercepted(job, ctx), True, False
-        result = await self.executor.run(
-            run, is_async, call.deadline, call.token, call.disconnected, at_once
-        )
+        executor = self.executor
+        if at_once and is_async and executor.take_now(call.deadline, call.disconnected):
+            # ``executor.run``'s common case without its coroutine: a free slot, taken above,
+            # and a job that finishes in its first step
+            result = executor.run_at_once(run, call.token)
+        else:
+            result = await executor.run(
+                run, is_async, call.deadline, call.token, call.disconnected, at_once
+            )
         if type(result) is bytes:  # the job's own answer: checked only when it is not
             return result
         return checked(result, bytes, "the handler job")  # type: ignore[no-any-return]
@@ -492,8 +538,10 @@ class Operations:
 
     # --- operations -------------------------------------------------------------------------
 
-    async def _tools_call(self, call: Call) -> bytes:
-        # The hot path: ``_text`` and ``_object`` inlined, the same checks in the same order.
+    def _tools_call(self, call: Call) -> Awaitable[bytes]:
+        """The checks and the job at once (raising as ``dispatch`` does), then ``_run``'s
+        coroutine to await: a plain function, so the hot path has no coroutine of its own."""
+        # ``_text`` and ``_object`` inlined: the same checks in the same order.
         params = call.params
         name = params.get("name")
         if not isinstance(name, str):
@@ -502,24 +550,27 @@ class Operations:
         if not isinstance(arguments, JsonObject):
             raise InvalidParams()  # JSON null included, as in ``_object``
         runtime = call.runtime
-        tool = runtime.endpoint.find_tool(name, call.revision)
-        if tool is None:
+        plan = runtime.tools[call.revision].get(name)  # ``find_tool``, with the plan
+        if plan is None:
             raise InvalidParams()
+        tool = plan.tool
         row = profile(call.revision)
-        if row.stateless and call.http is not None:
+        if plan.mirrored and row.stateless and call.http is not None:
             check_mirrored_headers(
                 tool.input_schema.headers, arguments, call.headers, limits=self.limits
             )
         continuation, retry = settled(tool, row.stateless, params) or self._prepare(call, tool)
         ctx = self._context(call, name, retry)
-        features = self._features(call, row, not has_conditional(tool))
+        features = self._features(call, row, not plan.conditional)
         info = runtime.endpoint.implementation if row.server_info_meta else None  # _output
-        out = Output(call.request_id, call.revision, info, self.limits, continuation)
         job = tool_job(
-            ToolCall(tool, ctx, arguments, features, self.gate, self.sanitizer, out),
-            at_once=tool.handler in runtime.at_once,
-        )
-        return await self._run(call, job, ctx)
+            ToolCall(
+                tool, ctx, arguments, features, self.gate, self.sanitizer,
+                call.request_id, call.revision, info, self.limits, continuation,
+            ),
+            at_once=plan.at_once,
+        )  # fmt: skip
+        return self._run(call, job, ctx)
 
     async def _prompts_get(self, call: Call) -> bytes:
         name = _text(call.params, "name")

@@ -171,10 +171,13 @@ class Responder:
                 room.notify_all()
         if self._drainer is not None:
             await self._stop(self._drainer)  # what was queued before the end is written first
+        exchange = self._exchange
         if self._committed:
-            await self._exchange.write(sse_event(message), more=False)
+            await exchange.write(sse_event(message), more=False)
             return
-        await respond(self._exchange, status, message, self._extra)
+        # ``respond``'s JSON body, without a coroutine of its own: every request ends here
+        await exchange.start(status, _json_headers(message, self._extra))
+        await exchange.write(message, more=False)
 
 
 async def respond(
@@ -189,6 +192,12 @@ async def respond(
         await exchange.start(status, base_headers([*length, *extra]))
         await exchange.write(b"", more=False)
         return
-    headers = [*JSON_HEADERS, (b"content-length", b"%d" % len(message)), *extra]
-    await exchange.start(status, headers)
+    await exchange.start(status, _json_headers(message, extra))
     await exchange.write(message, more=False)
+
+
+def _json_headers(
+    message: bytes, extra: Sequence[tuple[bytes, bytes]]
+) -> list[tuple[bytes, bytes]]:
+    """A JSON body's headers: its type, ``no-store`` and its length, then ``extra``."""
+    return [*JSON_HEADERS, (b"content-length", b"%d" % len(message)), *extra]

@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any, Final, Literal, TypeAlias
 
+from mcpkit.model._checks import unchecked_factory
 from mcpkit.server._http import HttpEngine, HttpRequest, Signal
 
 __all__ = ["ASGIApp", "McpApp", "Message", "Receive", "Scope", "Send"]
@@ -29,16 +30,20 @@ _WATCH_AFTER: Final = 0.05
 """Seconds an engine waits before the transport starts watching for a disconnect."""
 _POLICY_VIOLATION: Final = 1008
 """WebSocket close code: this endpoint speaks HTTP only."""
+_new_request: Final = unchecked_factory(HttpRequest)
+"""``HttpRequest``'s fields stored as given: the class has no checks to skip, and its frozen
+dataclass ``__init__`` (an ``object.__setattr__`` per field) costs more than twice as much."""
 
 
 class McpApp:
     """An ASGI 3 app serving one engine; lifespan events are answered but never required."""
 
-    __slots__ = ("_engine", "_limit")
+    __slots__ = ("_engine", "_limit", "_width")
 
     def __init__(self, engine: HttpEngine) -> None:
         self._engine = engine
         self._limit = engine.limits.max_request_bytes  # frozen with the engine: read it once
+        self._width = len(str(self._limit))  # its digit count, for _over
 
     def __repr__(self) -> str:
         return f"McpApp({self._engine!r})"
@@ -51,17 +56,28 @@ class McpApp:
             return
         names, values = _decode_headers(scope["headers"])
         limit = self._limit
-        if _declares_more_than(names, values, limit):
+        if _declares_more_than(names, values, limit, self._width):
             body, too_large = b"", True
         else:
-            read = await _read_body(receive, limit)
-            if read is None:
-                return  # the client left before its request was complete: nobody to answer
-            body, too_large = read
+            # The usual body arrives whole in one message and is taken right here, with no
+            # coroutine of its own; a body in parts, too large or cut short is _read_body's.
+            message = await receive()
+            chunk = message.get("body", b"")
+            if (
+                message["type"] == "http.request"
+                and not message.get("more_body", False)
+                and len(chunk) <= limit
+            ):
+                body, too_large = bytes(chunk), False
+            else:
+                read = await _read_body(receive, limit, message)
+                if read is None:
+                    return  # the client left before its request was complete: nobody to answer
+                body, too_large = read
         raw_path = scope.get("raw_path") or scope["path"].encode("utf-8")
         client = scope.get("client")
         server = scope.get("server")
-        request = HttpRequest(
+        request = _new_request(
             method=scope["method"],
             raw_path=raw_path.decode("latin-1").partition("?")[0],
             headers=tuple(zip(names, values, strict=True)),
@@ -124,7 +140,7 @@ class _Exchange(Signal):
     _timer: asyncio.TimerHandle | None = None
 
     def __init__(self, receive: Receive, send: Send) -> None:
-        super().__init__()
+        # No ``super().__init__()``: a ``Signal`` builds nothing up front.
         self._receive = receive
         self._send = send
 
@@ -219,7 +235,7 @@ _SEPARATOR: Final = b"\x00"
 _CONTENT_LENGTH: Final = "content-length"
 
 
-def _declares_more_than(names: list[str], values: list[str], limit: int) -> bool:
+def _declares_more_than(names: list[str], values: list[str], limit: int, width: int) -> bool:
     """Whether a ``Content-Length`` already announces more than ``limit`` bytes.
 
     Only a well-formed value counts; a malformed one is the HTTP server's to refuse.  The digit
@@ -229,40 +245,36 @@ def _declares_more_than(names: list[str], values: list[str], limit: int) -> bool
     """
     count = names.count(_CONTENT_LENGTH)
     if count == 1:
-        return _over(values[names.index(_CONTENT_LENGTH)], limit)
+        return _over(values[names.index(_CONTENT_LENGTH)], limit, width)
     return count > 1 and any(
-        _over(value, limit)
+        _over(value, limit, width)
         for name, value in zip(names, values, strict=True)
         if name == _CONTENT_LENGTH
     )
 
 
-def _over(value: str, limit: int) -> bool:
+def _over(value: str, limit: int, width: int) -> bool:
+    """Whether a ``Content-Length`` value is well formed and over ``limit`` (``width``
+    digits long)."""
     digits = value.strip().lstrip("0")
-    return (
-        digits.isascii()
-        and digits.isdigit()
-        and (len(digits) > len(str(limit)) or int(digits) > limit)
-    )
+    return digits.isascii() and digits.isdigit() and (len(digits) > width or int(digits) > limit)
 
 
-async def _read_body(receive: Receive, limit: int) -> tuple[bytes, bool] | None:
-    """The body and whether it was too large, or ``None`` when the client disconnected.
+async def _read_body(receive: Receive, limit: int, message: Message) -> tuple[bytes, bool] | None:
+    """The body that starts with ``message`` and whether it was too large, or ``None`` when
+    the client disconnected.
 
     Reading stops at the first chunk that would pass ``limit``, so memory stays bounded by the
     limit plus one server chunk; the too-large body is dropped, never handed on.
     """
     body = bytearray()
     while True:
-        message = await receive()
         if message["type"] != "http.request":
             return None  # http.disconnect: ASGI sends nothing else on an http scope
         chunk = message.get("body", b"")
         if len(body) + len(chunk) > limit:
             return b"", True
-        if not message.get("more_body", False):
-            if not body:
-                return bytes(chunk), False  # the usual body, in one message: no copy
-            body += chunk
-            return bytes(body), False
         body += chunk
+        if not message.get("more_body", False):
+            return bytes(body), False
+        message = await receive()

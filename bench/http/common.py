@@ -64,10 +64,12 @@ class ServerSpec:
     framework: str
     variant: str
     path: str = "/mcp"
+    loop: str = ""  # mcpkit only: ``mcpkit serve --loop``; empty for the server's default
 
     @property
     def key(self) -> str:
-        return f"{self.framework}-{self.variant}"
+        suffix = f"-{self.loop}" if self.loop else ""
+        return f"{self.framework}-{self.variant}{suffix}"
 
     def command(self, port: int) -> list[str]:
         if self.framework == "mcpkit":
@@ -75,7 +77,8 @@ class ServerSpec:
                 "examples/inventory.py" if self.variant == "example" else HERE / "app_mcpkit.py"
             )
             mcpkit = PROJECT_VENV / "bin" / "mcpkit"
-            return [str(mcpkit), "serve", str(target), "--port", str(port)]
+            loop = ["--loop", self.loop] if self.loop else []
+            return [str(mcpkit), "serve", str(target), "--port", str(port), *loop]
         if self.framework == "ceiling":
             python = PROJECT_VENV / "bin" / "python"
             return [str(python), str(HERE / "app_ceiling.py"), "--port", str(port)]

@@ -146,7 +146,6 @@ class Server:
             "prompt_list_cache": prompt_list_cache,
             "discover_cache": discover_cache,
             "keyring": keyring,
-            "loop": loop,
         }
         self.engine: Engine = build_engine(
             self.registry,
@@ -179,14 +178,12 @@ class Server:
     ) -> Server:
         """The same server on another address or loop (what ``mcpkit serve --host/--port/--loop``
         uses)."""
-        options = dict(self._options)
-        if loop is not None:
-            options["loop"] = loop
         return Server(
             self.registry,
             host=self.host if host is None else host,
             port=self.port if port is None else port,
-            **options,
+            loop=self.loop if loop is None else loop,
+            **self._options,
         )
 
     def asgi(self) -> McpApp:

@@ -196,11 +196,9 @@ class Executor:
         ``False`` (nothing has changed in between, so ``run`` queues it the same way)."""
         if self._closed:
             raise Overloaded
-        # ``_refusal``, inline on this hot path: the same checks in the same order.
-        if disconnected is not None and disconnected.is_set():
-            raise Cancelled
-        if asyncio.get_running_loop().time() >= deadline:
-            raise Overloaded
+        refusal = self._refusal(asyncio.get_running_loop(), deadline, disconnected)
+        if refusal is not None:
+            raise refusal
         if self._active < self._slots and not self._waiters:
             self._active += 1
             return True
@@ -294,12 +292,9 @@ class Executor:
             log.error("mcpkit: a handler run at once suspended")
             raise InternalError
         finally:
-            with self._lock:  # ``_forget`` and ``_release``, inline on this hot path
+            with self._lock:  # ``_forget``, inline on this hot path
                 del self._running[key]
-            if self._waiters:
-                self._waiters.popleft().set_result(None)
-            else:
-                self._active -= 1
+            self._release()
 
     def _finished(self, key: object, work: asyncio.Future[object]) -> None:
         if not work.cancelled():

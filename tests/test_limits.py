@@ -48,6 +48,16 @@ DEFAULTS: Final[dict[str, tuple[float, str]]] = {
     "max_session_metadata_bytes": (64 * KiB, "session-metadata"),
     "max_active_calls_per_session": (32, "session-active-calls"),
     "max_anonymous_sessions": (64, "anonymous-sessions"),
+    "max_header_count": (100, "header-count"),
+    "max_header_bytes": (64 * KiB, "header-bytes"),
+    "max_request_target_bytes": (8_192, "request-target"),
+    "header_timeout_seconds": (60.0, "header-timeout"),
+    "body_timeout_seconds": (60.0, "body-timeout"),
+    "keep_alive_timeout_seconds": (5.0, "keep-alive-timeout"),
+    "write_timeout_seconds": (30.0, "write-timeout"),
+    "max_connections": (8_192, "connections"),
+    "max_stdio_requests": (256, "stdio-requests"),
+    "max_stdio_buffered_bytes": (32 * MiB, "stdio-buffered-bytes"),
 }
 
 # field -> (minimum, maximum) accepted
@@ -81,6 +91,16 @@ RANGES: Final[dict[str, tuple[float, float]]] = {
     "max_session_metadata_bytes": (1, 16 * MiB),
     "max_active_calls_per_session": (1, 4_096),
     "max_anonymous_sessions": (0, 1_000_000),
+    "max_header_count": (1, 10_000),
+    "max_header_bytes": (1 * KiB, 1 * MiB),
+    "max_request_target_bytes": (16, 64 * KiB),
+    "header_timeout_seconds": (0.001, 3_600.0),
+    "body_timeout_seconds": (0.001, 3_600.0),
+    "keep_alive_timeout_seconds": (0.001, 3_600.0),
+    "write_timeout_seconds": (0.001, 3_600.0),
+    "max_connections": (1, 1_000_000),
+    "max_stdio_requests": (1, 65_536),
+    "max_stdio_buffered_bytes": (1 * MiB, 1024 * MiB),
 }
 
 # (smaller, larger): the cross-field rules ``smaller <= larger``
@@ -88,6 +108,7 @@ ORDERED_PAIRS: Final = (
     ("max_sessions_per_owner", "max_sessions"),
     ("session_idle_timeout_seconds", "session_absolute_timeout_seconds"),
     ("max_integer_chars", "max_binding_integer_chars"),
+    ("max_request_bytes", "max_stdio_buffered_bytes"),
 )
 
 FIELDS: Final = {field.name: field for field in dataclasses.fields(Limits)}
@@ -122,10 +143,14 @@ def test_tables_cover_every_field() -> None:
     assert set(DEFAULTS) == set(FIELDS)
     assert set(RANGES) == set(FIELDS)
     assert sorted(FLOAT_FIELDS) == [
+        "body_timeout_seconds",
+        "header_timeout_seconds",
+        "keep_alive_timeout_seconds",
         "request_state_lifetime_seconds",
         "request_timeout_seconds",
         "session_absolute_timeout_seconds",
         "session_idle_timeout_seconds",
+        "write_timeout_seconds",
     ]
 
 

@@ -1,6 +1,6 @@
-"""Server CPU per request without sockets or wrk: uvicorn's own httptools protocol driven
-through a fake transport on asyncio's loop (``--loop uvloop`` for uvloop), the way
-``mcpkit serve`` runs an app.
+"""Server CPU per request without sockets or wrk: the httptools protocol ``mcpkit serve`` runs
+(uvicorn's, under mcpkit's connection limits) driven through a fake transport on asyncio's loop
+(``--loop uvloop`` for uvloop).
 
 It measures what the HTTP benchmark measures (the server's CPU for one request on the same
 stack) with none of the noise of a shared machine's network and load generator, so a change on
@@ -8,7 +8,10 @@ the hot path can be judged in seconds; ``--profile`` prints where the time goes.
 
     python -m bench.http.inprocess [--app mcpkit|ceiling] [--variant async|def|tools101]
         [--rev 2026-07-28|2025-11-25] [--method tools/call|tools/list] [-n 20000]
-        [--loop asyncio|uvloop] [--profile | --opcodes]
+        [--loop asyncio|uvloop] [--protocol guarded|plain] [--profile | --opcodes]
+
+``--protocol plain`` drives uvicorn's own protocol without mcpkit's connection limits (the
+default for the ceiling app), to measure what the limits cost.
 
 ``--opcodes`` counts the Python bytecodes executed per request, per module and per function:
 a deterministic measure (the same on a loaded machine) for comparing two versions of the hot
@@ -31,12 +34,18 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from mcpkit.limits import DEFAULT_LIMITS, Limits
+
+if TYPE_CHECKING:
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 HERE = Path(__file__).resolve().parent
 
 
-def _load(app: str, variant: str) -> Any:
+def _load(app: str, variant: str) -> tuple[Any, Limits]:
+    """The ASGI app and the limits its server enforces."""
     os.environ["BENCH_VARIANT"] = variant
     name = "app_mcpkit" if app == "mcpkit" else "app_ceiling"
     spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
@@ -45,8 +54,8 @@ def _load(app: str, variant: str) -> Any:
     sys.modules[name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     if app == "mcpkit":
-        return module.server.asgi()
-    return module.app
+        return module.server.asgi(), module.server.engine.limits
+    return module.app, DEFAULT_LIMITS
 
 
 def _request(rev: str, method: str) -> bytes:
@@ -101,10 +110,23 @@ class _Transport(asyncio.Transport):
     def close(self) -> None:
         pass
 
+    def get_write_buffer_size(self) -> int:
+        return 0
 
-async def _drive(app: Any, raw: bytes, count: int) -> tuple[float, bytes]:
-    import uvicorn
+
+def _protocol_class(protocol: str, limits: Limits) -> type[HttpToolsProtocol]:
+    """The class ``mcpkit serve`` uses (``guarded``), or uvicorn's own (``plain``)."""
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    from mcpkit.transports._connections import guarded_protocol
+
+    return guarded_protocol(limits) if protocol == "guarded" else HttpToolsProtocol
+
+
+async def _drive(
+    app: Any, raw: bytes, count: int, protocol_class: type[HttpToolsProtocol]
+) -> tuple[float, bytes]:
+    import uvicorn
     from uvicorn.server import ServerState
 
     # mcpkit.Server's settings (see app_ceiling.py), minus the listener and lifespan.
@@ -118,7 +140,7 @@ async def _drive(app: Any, raw: bytes, count: int) -> tuple[float, bytes]:
         proxy_headers=False,
     )
     config.load()
-    protocol = HttpToolsProtocol(config=config, server_state=ServerState(), app_state={})
+    protocol = protocol_class(config=config, server_state=ServerState(), app_state={})
     transport = _Transport()
     protocol.connection_made(transport)
     loop = asyncio.get_running_loop()
@@ -138,6 +160,7 @@ async def _drive(app: Any, raw: bytes, count: int) -> tuple[float, bytes]:
         protocol.data_received(raw)
         await done
     elapsed = time.process_time() - started
+    protocol.connection_lost(None)  # cancels the connection's timers
     return elapsed / count * 1e6, b"".join(transport.written)
 
 
@@ -150,7 +173,9 @@ def _run(loop: str, main: Any) -> Any:
     return asyncio.run(main)
 
 
-def _opcodes(app: Any, raw: bytes, count: int, top: int, loop: str) -> None:
+def _opcodes(
+    app: Any, raw: bytes, count: int, top: int, loop: str, protocol_class: type[HttpToolsProtocol]
+) -> None:
     counts: collections.Counter[Any] = collections.Counter()
     calls: collections.Counter[Any] = collections.Counter()
 
@@ -165,7 +190,7 @@ def _opcodes(app: Any, raw: bytes, count: int, top: int, loop: str) -> None:
     sys.settrace(tracer)
     threading.settrace(tracer)
     try:
-        _run(loop, _drive(app, raw, count))
+        _run(loop, _drive(app, raw, count, protocol_class))
     finally:
         sys.settrace(None)
         threading.settrace(None)  # type: ignore[arg-type,unused-ignore]
@@ -203,24 +228,33 @@ def main() -> None:
     parser.add_argument("--opcodes", action="store_true")
     parser.add_argument("--top", type=int, default=40)
     parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio")
+    parser.add_argument(
+        "--protocol", choices=("guarded", "plain"), help="guarded for mcpkit, plain for ceiling"
+    )
     args = parser.parse_args()
 
-    app = _load(args.app, args.variant)
+    app, limits = _load(args.app, args.variant)
+    protocol = args.protocol or ("guarded" if args.app == "mcpkit" else "plain")
+    protocol_class = _protocol_class(protocol, limits)
     raw = _request(args.rev, args.method)
-    _run(args.loop, _drive(app, raw, min(args.n, 2000)))  # warm-up: memos, pools, caches
+    warm_up = _drive(app, raw, min(args.n, 2000), protocol_class)  # memos, pools, caches
+    _run(args.loop, warm_up)
     if args.opcodes:
-        _opcodes(app, raw, min(args.n, 500), args.top, args.loop)
+        _opcodes(app, raw, min(args.n, 500), args.top, args.loop, protocol_class)
         return
     if args.profile:
         profiler = cProfile.Profile()
         profiler.enable()
-    per_request, response = _run(args.loop, _drive(app, raw, args.n))
+    per_request, response = _run(args.loop, _drive(app, raw, args.n, protocol_class))
     if args.profile:
         profiler.disable()
         pstats.Stats(profiler).sort_stats(args.sort).print_stats(45)
     head, _, body = response.partition(b"\r\n\r\n")
     print(head.split(b"\r\n")[0].decode(), body[:120].decode(errors="replace"), file=sys.stderr)
-    print(f"{args.app} {args.variant} {args.rev} {args.method}: {per_request:.1f} µs CPU/request")
+    print(
+        f"{args.app} {args.variant} {args.rev} {args.method} {protocol}: "
+        f"{per_request:.1f} µs CPU/request"
+    )
 
 
 if __name__ == "__main__":

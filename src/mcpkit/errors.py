@@ -212,9 +212,11 @@ class OutputError(InternalError):
 
 class Overloaded(InternalError):
     """No handler slot: the admitted queue was full, or the request's deadline passed while it
-    waited.  The handler never ran (seed 003; soklet4-digest §1.5: 503 / -32603)."""
+    waited, or the server is stopping.  The handler never ran, or was stopped by a shutdown
+    (503 / -32603, with ``Retry-After`` over HTTP)."""
 
     http_status = 503
+    message = "Server overloaded; retry later"
 
 
 class DeadlineExceeded(InternalError):
@@ -222,6 +224,7 @@ class DeadlineExceeded(InternalError):
     and its late result discarded (504 / -32603)."""
 
     http_status = 504
+    message = "Request timed out"
 
 
 # Longest resource URI echoed in ``data.uri``; a longer one is left out.

@@ -48,6 +48,16 @@ _RANGES: Final[dict[str, tuple[float, float]]] = {
     "max_session_metadata_bytes": (1, 16 * MiB),
     "max_active_calls_per_session": (1, 4_096),
     "max_anonymous_sessions": (0, 1_000_000),
+    "max_header_count": (1, 10_000),
+    "max_header_bytes": (1 * KiB, 1 * MiB),
+    "max_request_target_bytes": (16, 64 * KiB),
+    "header_timeout_seconds": (0.001, 3_600.0),
+    "body_timeout_seconds": (0.001, 3_600.0),
+    "keep_alive_timeout_seconds": (0.001, 3_600.0),
+    "write_timeout_seconds": (0.001, 3_600.0),
+    "max_connections": (1, 1_000_000),
+    "max_stdio_requests": (1, 65_536),
+    "max_stdio_buffered_bytes": (1 * MiB, 1024 * MiB),
 }
 
 _FLOAT_FIELDS: Final = frozenset(
@@ -56,6 +66,10 @@ _FLOAT_FIELDS: Final = frozenset(
         "session_idle_timeout_seconds",
         "session_absolute_timeout_seconds",
         "request_state_lifetime_seconds",
+        "header_timeout_seconds",
+        "body_timeout_seconds",
+        "keep_alive_timeout_seconds",
+        "write_timeout_seconds",
     }
 )
 
@@ -127,6 +141,34 @@ class Limits:
     max_active_calls_per_session: int = 32
     max_anonymous_sessions: int = 64
 
+    # HTTP connections of the embedded server (``Server.run``/``serve``; soklet4-digest §1.1)
+    max_header_count: int = 100
+    """Header fields in one request head; one more is refused with 431."""
+    max_header_bytes: int = 64 * KiB
+    """Bytes of one request's header fields, each counted as its name, its value and 4 (the
+    separator and line end); over it is 431."""
+    max_request_target_bytes: int = 8_192
+    """Bytes of the request target (path and query); over it is 414."""
+    header_timeout_seconds: float = 60.0
+    """From a connection's opening (or a request's first byte) to the end of its head."""
+    body_timeout_seconds: float = 60.0
+    """From the end of a request's head to the end of its body."""
+    keep_alive_timeout_seconds: float = 5.0
+    """How long an idle kept-alive connection waits for its next request."""
+    write_timeout_seconds: float = 30.0
+    """How long a response may wait for a client that does not read before the connection is
+    closed."""
+    max_connections: int = 8_192
+    """Open connections; at the cap an idle one is closed for a new one, else the new one gets
+    503."""
+
+    # stdio
+    max_stdio_requests: int = 256
+    """Requests in flight at once on a stdio connection; more get the overload error."""
+    max_stdio_buffered_bytes: int = 32 * MiB
+    """Bytes of received lines and unwritten answers a stdio connection holds before it stops
+    reading stdin until the client catches up."""
+
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
@@ -149,6 +191,10 @@ class Limits:
             raise ConfigurationError(
                 "Limits.session_idle_timeout_seconds must not exceed "
                 "session_absolute_timeout_seconds"
+            )
+        if self.max_request_bytes > self.max_stdio_buffered_bytes:
+            raise ConfigurationError(
+                "Limits.max_request_bytes must not exceed max_stdio_buffered_bytes"
             )
         if self.max_integer_chars > self.max_binding_integer_chars:
             raise ConfigurationError(

@@ -3,7 +3,7 @@ and ``python -m mcpkit``: what a target names, the address overrides, ``--stdio`
 and message of every refusal, and one real process serving HTTP.
 
 ``main()`` runs in-process with ``Server.run`` / ``Server.run_stdio`` replaced by recorders, so
-coverage sees it; one subprocess test serves a real socket.
+coverage sees it; subprocess tests serve a real socket, and stdio up to its end of input.
 """
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ class Recorded:
     def __init__(self) -> None:
         self.runs: list[Server] = []
         self.stdio: list[tuple[Server, str | None]] = []
+        self.cut_off = False  # what ``run_stdio`` returns
 
 
 @pytest.fixture
@@ -98,8 +99,9 @@ def recorded(isolated: None, monkeypatch: pytest.MonkeyPatch) -> Recorded:
     def run(self: Server) -> None:
         calls.runs.append(self)
 
-    def run_stdio(self: Server, path: str | None = None) -> None:
+    def run_stdio(self: Server, path: str | None = None) -> bool:
         calls.stdio.append((self, path))
+        return calls.cut_off
 
     monkeypatch.setattr(Server, "run", run)
     monkeypatch.setattr(Server, "run_stdio", run_stdio)
@@ -349,6 +351,15 @@ def test_stdio_serves_standard_streams_and_ignores_the_address(
     assert capsys.readouterr().err == ""  # nothing claims an HTTP address
 
 
+def test_stdio_exits_1_when_requests_were_cut_off_at_end_of_input(
+    tmp_path: Path, recorded: Recorded
+) -> None:
+    path = endpoints_file(tmp_path, "stdio_cut", "server = Server(Main)")
+    recorded.cut_off = True
+    assert main(["serve", str(path), "--stdio"]) == 1
+    assert len(recorded.stdio) == 1
+
+
 def test_stdio_with_a_path_no_endpoint_has_exits_2(
     tmp_path: Path, isolated: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -487,3 +498,89 @@ def test_python_m_mcpkit_serve_serves_http_on_the_given_port(tmp_path: Path) -> 
     assert_valid(MODERN, "server/discover", [from_python(message)])
     output = log.read_text()
     assert f"mcpkit: serving on http://127.0.0.1:{port}\n" in output
+
+
+STDIO_TARGET = """\
+import threading
+
+from mcpkit import CompleteResult, Revision, Server, endpoint, tool
+
+
+@endpoint(path="/mcp", name="stdio", version="1.0.0", revisions={Revision.V2026_07_28})
+class Main:
+    @tool(name="echo")
+    def echo(self, text: str) -> CompleteResult:
+        return CompleteResult.from_tool_text(text)
+
+    @tool(name="stubborn")
+    def stubborn(self, text: str) -> CompleteResult:
+        threading.Event().wait(60)  # never looks at its cancellation token
+        return CompleteResult.from_tool_text("late")
+
+
+server = Server(Main)
+"""
+
+# ``mcpkit serve`` with the grace period cut to 0.2 s, so that a test need not sit out 5 s.
+SHORT_GRACE = """\
+import sys
+
+from mcpkit.cli import main
+from mcpkit.transports import _stdio
+
+_stdio.serve_stdio.__kwdefaults__["grace_seconds"] = 0.2
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def serve_stdio_process(tmp_path: Path, command: list[str], *names: str) -> tuple[int, Any, str]:
+    """Run ``command ... serve TARGET --stdio`` on one ``tools/call`` line per tool name (ids
+    from 1), then end of input: its exit status, its answers by id, and its stderr."""
+    target = tmp_path / "stdio_target.py"
+    target.write_text(STDIO_TARGET)
+    stdin = b"".join(
+        json.dumps(
+            modern_request("tools/call", {"name": name, "arguments": {"text": "hi"}}, id=n)
+        ).encode()
+        + b"\n"
+        for n, name in enumerate(names, 1)
+    )
+    completed = subprocess.run(
+        [*command, "serve", str(target), "--stdio"],
+        input=stdin,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=60,
+        check=False,
+    )
+    answers = [json.loads(line) for line in completed.stdout.splitlines()]
+    return completed.returncode, {a["id"]: a for a in answers}, completed.stderr.decode()
+
+
+def test_python_m_mcpkit_serve_stdio_exits_0_when_every_request_was_answered(
+    tmp_path: Path,
+) -> None:
+    status, answers, stderr = serve_stdio_process(
+        tmp_path, [sys.executable, "-X", "dev", "-m", "mcpkit"], "echo", "echo"
+    )
+    assert status == 0, stderr
+    assert [answers[n]["result"]["content"][0]["text"] for n in (1, 2)] == ["hi", "hi"]
+    assert stderr == ""
+
+
+def test_serve_stdio_exits_1_when_the_grace_period_cut_a_request_off(tmp_path: Path) -> None:
+    status, answers, stderr = serve_stdio_process(
+        tmp_path, [sys.executable, "-X", "dev", "-c", SHORT_GRACE], "stubborn", "echo"
+    )
+    assert status == 1, stderr
+    assert answers[1] == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "error": {"code": -32603, "message": "Server overloaded; retry later"},
+    }
+    assert answers[2]["result"]["content"] == [{"type": "text", "text": "hi"}]
+    assert_valid(MODERN, None, [from_python(answers[1])])
+    assert stderr == (
+        "stdin closed: 1 request(s) still running after the 0.2 s grace period were cut off "
+        "and answered as overloaded\n"
+    )

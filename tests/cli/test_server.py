@@ -46,6 +46,7 @@ from mcpkit.json import JsonObject, from_python
 from mcpkit.server import EngineSettings, StdioConnection, build_engine
 from mcpkit.testing import TestClient, legacy_request, modern_headers, modern_request
 from mcpkit.transports import McpApp
+from mcpkit.transports._connections import GuardedProtocol
 
 from ..wire import assert_valid
 
@@ -193,6 +194,20 @@ def test_port_bounds(port: int) -> None:
     server = Server(Main, port=port)
     assert server.port == port
     assert server.engine.port == (port or None)  # 0: the real port is known once bound
+
+
+@pytest.mark.parametrize("drain", [-0.001, 3_600.001, True, "30", None])
+def test_the_drain_must_be_a_number_from_0_to_3600(drain: Any) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        Server(Main, drain_seconds=drain)
+    assert str(caught.value) == "Server: drain_seconds must be a number from 0 to 3600"
+
+
+@pytest.mark.parametrize("drain", [0, 0.5, 3_600])
+def test_drain_bounds_and_configured_keeps_the_drain(drain: float) -> None:
+    server = Server(Main, drain_seconds=drain)
+    assert server.drain_seconds == drain
+    assert server.configured(port=9001).drain_seconds == drain
 
 
 @pytest.mark.parametrize("limits", [None, {}, "DEFAULT"])
@@ -380,7 +395,11 @@ def test_serve_binds_port_0_answers_a_real_request_and_learns_its_port(
     valid(MODERN, "tools/call", [message])
     assert wrong_port == 421  # a loopback Host must name the port really bound
     served = [r.getMessage() for r in caplog.records if r.name == "mcpkit"]
-    assert served == [f"mcpkit: serving 1 endpoint(s) on http://127.0.0.1:{port}"]
+    assert served == [
+        f"mcpkit: serving 1 endpoint(s) on http://127.0.0.1:{port}",
+        "mcpkit: stopping: 0 call(s) in flight, draining for up to 30 s",
+        "mcpkit: stopped: 0 call(s) finished",
+    ]
 
 
 def test_serve_propagates_a_failure_before_listening_without_claiming_to_serve(
@@ -411,13 +430,35 @@ def test_run_starts_uvicorn_with_the_fast_stack(monkeypatch: pytest.MonkeyPatch)
     (config,) = configs
     assert config.app is server.asgi()
     assert (config.host, config.port) == ("::1", 8765)
-    assert (config.loop, config.http, config.lifespan) == ("asyncio", "httptools", "on")
+    assert (config.loop, config.lifespan) == ("asyncio", "on")
+    assert isinstance(config.http, type) and issubclass(config.http, GuardedProtocol)
+    assert config.http.max_connections == 8192 and config.http.idle_connections == {}
     assert (config.access_log, config.server_header) == (False, False)
     assert (config.timeout_keep_alive, config.timeout_graceful_shutdown) == (5, 5)
-    assert config.limit_concurrency == 8192
+    assert config.limit_concurrency is None  # the guarded protocol caps connections
     assert config.proxy_headers is False  # forwarded headers are never trusted
     server.configured(loop="uvloop").run()
     assert configs[1].loop == "uvloop" and (configs[1].host, configs[1].port) == ("::1", 8765)
+    assert configs[1].http is not config.http  # each server has its own idle registry
+    limited = Server(Main, limits=Limits(max_connections=7, keep_alive_timeout_seconds=0.5))
+    limited.run()
+    assert configs[2].timeout_keep_alive == 0.5
+    assert isinstance(configs[2].http, type) and issubclass(configs[2].http, GuardedProtocol)
+    assert configs[2].http.max_connections == 7
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "httptools" else real(name, *a),
+    )
+    with pytest.raises(ConfigurationError) as caught:
+        server.run()
+    assert str(caught.value) == (
+        "Server: serving HTTP needs the httptools package (pip install 'uvicorn[standard]'); "
+        "the connection limits are enforced on it, not on h11"
+    )
+    assert len(configs) == 3
 
 
 def test_the_loop_is_asyncio_unless_uvloop_is_asked_for_and_installed(

@@ -49,7 +49,6 @@ SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 SERVER_INFO = {"name": "bounded", "version": "1.0.0"}
 WAIT = 5.0  # seconds: a bound on waiting, never reached when all is well
 DEADLINE = 0.2  # seconds: a request deadline meant to pass
-INTERNAL = {"code": -32603, "message": "Internal error"}
 
 
 class State:
@@ -217,13 +216,20 @@ def ok(revision: str, text: str) -> dict[str, object]:
     return {"jsonrpc": "2.0", "id": 1, "result": body}
 
 
-INTERNAL_ERROR = {"jsonrpc": "2.0", "id": 1, "error": INTERNAL}
+OVERLOADED = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "error": {"code": -32603, "message": "Server overloaded; retry later"},
+}
+TIMED_OUT = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "Request timed out"}}
 
 
 def assert_json(response: TestResponse, status: int, expected: object) -> None:
     assert response.status == status
     assert response.header("content-type") == "application/json"
     assert response.json == expected
+    # an overloaded server says when to come back; nothing else does
+    assert response.header("retry-after") == ("1" if status == 503 else None)
 
 
 def eventually_ok(client: TestClient, revision: str, name: str) -> TestResponse:
@@ -247,7 +253,7 @@ def test_full_slots_and_queue_refuse_with_503(revision: str) -> None:
         first = submit(client, revision, "block")
         assert state.started.wait(WAIT)
         second = call(client, revision, "quick")
-        assert_json(second, 503, INTERNAL_ERROR)
+        assert_json(second, 503, OVERLOADED)
         assert state.invoked == ["block"]
         state.release.set()
         assert_json(finish(revision, first), 200, ok(revision, "released"))
@@ -270,7 +276,7 @@ def test_queued_request_runs_when_the_slot_frees_and_a_full_queue_refuses(
             time.sleep(0.005)
         assert (executor.active, executor.queued) == (1, 1)
         third = call(client, revision, "quick")
-        assert_json(third, 503, INTERNAL_ERROR)
+        assert_json(third, 503, OVERLOADED)
         assert not second.done()
         state.release.set()
         assert_json(finish(revision, first), 200, ok(revision, "released"))
@@ -291,8 +297,8 @@ def test_queued_deadline_is_503_and_running_deadline_is_504(revision: str) -> No
         first = submit(client, revision, "block")
         assert state.started.wait(WAIT)
         queued = call(client, revision, "quick")
-        assert_json(queued, 503, INTERNAL_ERROR)
-        assert_json(finish(revision, first), 504, INTERNAL_ERROR)
+        assert_json(queued, 503, OVERLOADED)
+        assert_json(finish(revision, first), 504, TIMED_OUT)
         assert state.token.cancelled
         assert state.invoked == ["block"]
 
@@ -306,7 +312,7 @@ def test_running_deadline_is_504_and_cancels_the_token(revision: str, name: str)
         started = time.monotonic()
         response = call(client, revision, name)
         elapsed = time.monotonic() - started
-        assert_json(response, 504, INTERNAL_ERROR)
+        assert_json(response, 504, TIMED_OUT)
         assert state.finished.wait(WAIT)
     assert DEADLINE <= elapsed < WAIT
     assert state.token.cancelled
@@ -319,9 +325,9 @@ def test_slot_stays_taken_until_the_handler_returns(revision: str) -> None:
     its slot is still taken and the next request is refused; once it returns, the slot frees."""
     limits = {"handler_slots": 1, "max_queued_requests": 0, "request_timeout_seconds": DEADLINE}
     with TestClient(server(**limits)) as client:
-        assert_json(call(client, revision, "block"), 504, INTERNAL_ERROR)
+        assert_json(call(client, revision, "block"), 504, TIMED_OUT)
         assert state.token.cancelled and not state.finished.is_set()
-        assert_json(call(client, revision, "quick"), 503, INTERNAL_ERROR)
+        assert_json(call(client, revision, "quick"), 503, OVERLOADED)
         assert state.invoked == ["block"]
         state.release.set()
         assert state.finished.wait(WAIT)
@@ -340,12 +346,12 @@ def test_slot_stays_taken_until_the_handler_returns_with_an_interceptor() -> Non
     with TestClient(
         mcpkit.Server(Bounded, limits=limits, interceptor=passing_interceptor)
     ) as client:
-        assert_json(call(client, MODERN, "block"), 504, INTERNAL_ERROR)
+        assert_json(call(client, MODERN, "block"), 504, TIMED_OUT)
         assert not state.finished.is_set()
         blocked = call(client, MODERN, "quick")
         state.release.set()
         assert state.finished.wait(WAIT)
-    assert_json(blocked, 503, INTERNAL_ERROR)
+    assert_json(blocked, 503, OVERLOADED)
     assert state.invoked == ["block"]
 
 
@@ -364,7 +370,7 @@ def test_deadline_after_the_stream_is_committed_is_its_last_event(revision: str)
         "method": "notifications/progress",
         "params": {"progressToken": "p", "progress": 1},
     }
-    assert list(response.messages) == [progress, INTERNAL_ERROR]
+    assert list(response.messages) == [progress, TIMED_OUT]
     assert state.token.cancelled
 
 

@@ -59,6 +59,8 @@ FIXED_MESSAGES = frozenset(
         "Method not found",
         "Invalid params",
         "Internal error",
+        "Server overloaded; retry later",
+        "Request timed out",
         "Resource not found",
         "Header mismatch",
         "Missing required client capability",

@@ -1,13 +1,15 @@
-"""``StdioConnection``: the stdio side of the engine (docs/server.md §2; spec brief §8).
+"""``StdioConnection``: the stdio side of the engine (docs/server.md §2).
 
 ``receive(line, write)`` is driven directly, one ``asyncio.run`` per test, with an async
 ``write`` that collects what the session writes.  Covered: the 2025 lifecycle (the process is
 the session: ``initialize`` fixes the revision of later header-less requests), 2026-07-28
 requests that name their revision in ``_meta``, the id-less parse error, refused envelopes
 that echo a readable id, responses and notifications that write nothing, cancellation by
-``notifications/cancelled`` (and malformed cancels that change nothing), ``shutdown()``,
-oversized lines, admission, the order of notifications before the result, refused ``_meta``
-and unsupported revisions.
+``notifications/cancelled`` (and malformed cancels that change nothing), ``shutdown()`` (every
+request still in flight answered with the overload error, except those the client cancelled),
+lines refused at the transport's bound, oversized lines, admission, the order of notifications
+before the result, refused ``_meta`` and unsupported revisions.  The last section serves the
+connection through the stdio transport: its bounds and end of input, end to end.
 
 Every message received is checked against the official schema of its revision.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
@@ -27,8 +30,10 @@ from mcpkit import (
     AdmissionRequest,
     Admitted,
     CancellationToken,
+    Cancelled,
     CompleteResult,
     InvalidRequest,
+    Limits,
     ProgressReporter,
     Rejected,
     RequestContext,
@@ -41,6 +46,7 @@ from mcpkit import (
 from mcpkit.json import from_python
 from mcpkit.server import StdioConnection
 from mcpkit.testing import legacy_request, modern_request
+from mcpkit.transports import serve_stdio
 
 from ..wire import assert_valid
 
@@ -64,7 +70,10 @@ class State:
         self.events: list[str] = []
         self.started = threading.Event()
         self.finished = threading.Event()
+        self.let_go = threading.Event()
+        self.reported = threading.Event()
         self.tokens: list[bool] = []
+        self.refused = 0
 
     def entered_event(self, name: str) -> asyncio.Event:
         return self.entered.setdefault(name, asyncio.Event())
@@ -123,15 +132,47 @@ class Stdio:
         progress: ProgressReporter | None,
         logger: RequestLogger | None,
     ) -> CompleteResult:
-        """A ``def`` tool that runs until its token is cancelled; ``chatty`` reports after."""
+        """A ``def`` tool that runs until its token is cancelled; ``chatty`` reports after
+        (each send on a cancelled request raises ``Cancelled``: ``state.refused`` counts)."""
         state.started.set()
         deadline = time.monotonic() + WAIT
         while not token.cancelled and time.monotonic() < deadline:
             time.sleep(0.005)
         state.tokens.append(token.cancelled)
-        if chatty and progress is not None and logger is not None:
-            progress.report(1, message="stopping")
-            logger.info("stopped")
+        try:
+            if chatty and progress is not None and logger is not None:
+                try:
+                    progress.report(1, message="stopping")
+                except Cancelled:
+                    state.refused += 1
+                try:
+                    logger.info("stopped")
+                except Cancelled:
+                    state.refused += 1
+        finally:
+            state.finished.set()
+        return text("late")
+
+    @tool(name="stubborn")
+    def stubborn(self, token: CancellationToken) -> CompleteResult:
+        """A ``def`` tool that ignores its token until the test lets it go."""
+        state.started.set()
+        state.let_go.wait(WAIT)
+        state.tokens.append(token.cancelled)
+        state.finished.set()
+        return text("late")
+
+    @tool(name="racing")
+    def racing(self, token: CancellationToken, progress: ProgressReporter | None) -> CompleteResult:
+        """Reports once when the test lets it go, then runs until its token is cancelled."""
+        assert progress is not None
+        state.started.set()
+        state.let_go.wait(WAIT)
+        progress.report(1)
+        state.reported.set()
+        deadline = time.monotonic() + WAIT
+        while not token.cancelled and time.monotonic() < deadline:
+            time.sleep(0.005)
         state.finished.set()
         return text("late")
 
@@ -251,7 +292,7 @@ INITIALIZE = {
 
 def test_initialize_fixes_the_revision_of_later_legacy_requests() -> None:
     """Before ``initialize`` a header-less request gets the newest served 2025 revision; after
-    it, the negotiated one (the process is the session, spec brief §8)."""
+    it, the negotiated one (the process is the session)."""
     client = connect()
 
     async def scenario() -> None:
@@ -565,24 +606,158 @@ def test_a_finished_duplicate_id_does_not_forget_the_one_still_running() -> None
     run(scenario)
 
 
-def test_shutdown_cancels_every_request_in_flight() -> None:
+OVERLOADED = (-32603, "Server overloaded; retry later")
+
+
+def test_shutdown_answers_every_request_in_flight_with_the_overload_error() -> None:
+    """Each request still running is stopped and answered at once, a ``def`` handler that
+    ignores its token included (its thread runs on by itself); one the client cancelled stays
+    unanswered."""
     client = connect()
 
     async def scenario() -> None:
         waiting = client.start(modern_request("tools/call", call("gate", {"name": "s"}), id=1))
-        blocked = client.start(
-            legacy_request("tools/call", call("blocking", {"chatty": False}), id=2)
-        )
+        stubborn = client.start(legacy_request("tools/call", call("stubborn"), id="two"))
+        dropped = client.start(modern_request("tools/call", call("gate", {"name": "c"}), id=3))
         await state.entered_event("s").wait()
+        await state.entered_event("c").wait()
         assert await asyncio.to_thread(state.started.wait, WAIT)
-        await client.connection.shutdown()
-        await asyncio.wait_for(asyncio.gather(waiting, blocked), WAIT)
+        await client.send(cancel(3))
+        await asyncio.wait_for(dropped, WAIT)
+
+        assert await client.connection.shutdown(client.write) == 2
+        answered = client.take()
+        assert sorted(answered, key=lambda message: str(message["id"])) == [
+            error(1, *OVERLOADED),
+            error("two", *OVERLOADED),
+        ]
+        valid(MODERN, None, answered)
+        valid(NOVEMBER, None, answered)
+        # Their tasks end without writing anything more; the stubborn thread still runs.
+        await asyncio.wait_for(asyncio.gather(waiting, stubborn), WAIT)
+        assert not state.finished.is_set()
+        state.let_go.set()
         assert await asyncio.to_thread(state.finished.wait, WAIT)
+        await asyncio.sleep(0.05)
         assert client.written == []
-        assert state.events == ["cancelled:s"] and state.tokens == [True]
-        await client.connection.shutdown()  # nothing left in flight: a no-op
+        assert state.events == ["cancelled:c", "cancelled:s"] and state.tokens == [True]
+        assert await client.connection.shutdown(client.write) == 0  # nothing left in flight
+        assert client.written == []
 
     run(scenario)
+
+
+def test_shutdown_answers_a_request_still_being_admitted_which_then_never_runs() -> None:
+    admitting = asyncio.Event()
+    decide = asyncio.Event()
+
+    async def admission(request: AdmissionRequest) -> Admitted:
+        admitting.set()
+        await decide.wait()
+        return Admitted()
+
+    client = connect(Server(Stdio, admission=admission), None)
+
+    async def scenario() -> None:
+        task = client.start(modern_request("tools/call", call("gate", {"name": "a"}), id="a"))
+        await admitting.wait()
+        assert await client.connection.shutdown(client.write) == 1
+        assert client.take() == [error("a", *OVERLOADED)]
+        decide.set()
+        await asyncio.wait_for(task, WAIT)
+        assert client.written == [] and "a" not in state.entered
+
+    run(scenario)
+
+
+def test_a_request_cancelled_while_it_is_admitted_never_runs() -> None:
+    admitting = asyncio.Event()
+    decide = asyncio.Event()
+
+    async def admission(request: AdmissionRequest) -> Admitted:
+        admitting.set()
+        await decide.wait()
+        return Admitted()
+
+    client = connect(Server(Stdio, admission=admission), None)
+
+    async def scenario() -> None:
+        task = client.start(modern_request("tools/call", call("gate", {"name": "x"}), id=9))
+        await admitting.wait()
+        await client.send(cancel(9))
+        decide.set()
+        await asyncio.wait_for(task, WAIT)
+        assert client.written == [] and "x" not in state.entered
+        assert await client.connection.shutdown(client.write) == 0
+
+    run(scenario)
+
+
+# --- lines refused at the transport's bound -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("message", "revision"),
+    [
+        (modern_request("tools/call", call("gate", {"name": "r"}), id="r"), MODERN),
+        (legacy_request("tools/call", call("gate", {"name": "r"}), id="r"), NOVEMBER),
+        (legacy_request("no/such/method", id="r"), NOVEMBER),
+    ],
+)
+def test_a_refused_request_gets_the_overload_error_without_running(
+    message: dict[str, object], revision: str
+) -> None:
+    client = connect()
+
+    async def scenario() -> None:
+        await client.connection.refuse_overloaded(json.dumps(message).encode(), client.write)
+        answered = client.take()
+        assert answered == [error("r", *OVERLOADED)]
+        valid(revision, None, answered)
+        assert state.entered == {}
+
+    run(scenario)
+
+
+def test_a_refused_cancel_still_cancels() -> None:
+    client = connect()
+
+    async def scenario() -> None:
+        task = client.start(modern_request("tools/call", call("gate", {"name": "o"}), id=5))
+        await state.entered_event("o").wait()
+        await client.connection.refuse_overloaded(json.dumps(cancel(5)).encode(), client.write)
+        await asyncio.wait_for(task, WAIT)
+        assert client.written == []
+        assert state.events == ["cancelled:o"]
+
+    run(scenario)
+
+
+@pytest.mark.parametrize(
+    ("line", "answered"),
+    [
+        (json.dumps(legacy_request("notifications/initialized", id=None)).encode(), []),
+        (b'{"jsonrpc":"2.0","id":1,"result":{}}', []),
+        (b"{", [error(None, -32700, "Parse error")]),
+        (b'{"jsonrpc":"2.0","id":7,"method":5}', [error(7, -32600, "Invalid Request")]),
+    ],
+)
+def test_other_refused_lines_are_dropped_or_get_the_error_they_would_get_anyway(
+    line: bytes, answered: list[object]
+) -> None:
+    client = connect()
+
+    async def scenario() -> None:
+        await client.connection.refuse_overloaded(line, client.write)
+        assert client.take() == answered
+
+    run(scenario)
+
+
+def test_the_connection_exposes_the_servers_limits() -> None:
+    server = Server(Stdio, limits=Limits(max_stdio_requests=7))
+    assert server.stdio_session().limits is server.engine.limits
+    assert server.stdio_session().limits.max_stdio_requests == 7
 
 
 def test_a_cancelled_request_sends_no_further_notifications() -> None:
@@ -598,6 +773,27 @@ def test_a_cancelled_request_sends_no_further_notifications() -> None:
         assert await asyncio.to_thread(state.finished.wait, WAIT)
         await asyncio.sleep(0.1)  # let anything the thread scheduled reach the writer
         assert state.tokens == [True]
+        assert state.refused == 2  # the report and the log each raised ``Cancelled``
+        assert client.written == []
+
+    run(scenario)
+
+
+def test_a_notification_on_its_way_when_the_request_is_cancelled_is_not_written() -> None:
+    client = connect()
+
+    async def scenario() -> None:
+        request = call("racing", _meta={"progressToken": "p"})
+        task = client.start(modern_request("tools/call", request, id=1))
+        assert await asyncio.to_thread(state.started.wait, WAIT)
+        state.let_go.set()
+        # Waiting here blocks the loop, so the report's delivery stays queued behind it, and
+        # the cancel below settles the request first.
+        assert state.reported.wait(WAIT)
+        await client.send(cancel(1))
+        await asyncio.wait_for(task, WAIT)
+        assert await asyncio.to_thread(state.finished.wait, WAIT)
+        await asyncio.sleep(0.05)
         assert client.written == []
 
     run(scenario)
@@ -733,5 +929,110 @@ def test_logging_set_level_is_remembered_for_the_stdio_session() -> None:
             },
             result(3, "logged"),
         ]
+
+    run(scenario)
+
+
+# --- through the stdio transport ------------------------------------------------------------------
+
+
+async def serve_lines(
+    server: Server,
+    messages: list[dict[str, object]],
+    *,
+    grace_seconds: float = 0.05,
+    after: Callable[[], Awaitable[None]] | None = None,
+) -> tuple[list[Any], bool]:
+    """Serve ``messages`` to a fresh connection through the transport, then end of file (after
+    ``after()`` when given); what was written, and whether work was cut off."""
+    reader = asyncio.StreamReader()
+    reader.feed_data(b"".join(json.dumps(message).encode() + b"\n" for message in messages))
+    out = bytearray()
+
+    async def collect(chunk: bytes) -> None:
+        out.extend(chunk)
+
+    session = server.stdio_session()
+    limit = server.engine.limits.max_request_bytes
+    served = asyncio.create_task(
+        serve_stdio(session, reader, collect, max_line_bytes=limit, grace_seconds=grace_seconds)
+    )
+    if after is not None:
+        await after()
+    reader.feed_eof()
+    cut_off = await asyncio.wait_for(served, WAIT)
+    return [json.loads(line) for line in out.splitlines()], cut_off
+
+
+def gate(name: str, request_id: str | int) -> dict[str, object]:
+    return modern_request("tools/call", call("gate", {"name": name}), id=request_id)
+
+
+def test_at_the_bound_requests_run_and_one_more_is_refused_with_its_id() -> None:
+    """Two in flight is the bound: the third request is refused at once, a cancel past the
+    bound still cancels, and what is still running at end of input is answered as overloaded
+    once the grace period has passed."""
+    server = Server(Stdio, limits=Limits(max_stdio_requests=2))
+
+    async def entered() -> None:
+        await state.entered_event("one").wait()
+        await state.entered_event("two").wait()
+
+    async def scenario() -> None:
+        answered, cut_off = await serve_lines(
+            server, [gate("one", 1), gate("two", 2), gate("three", 3), cancel(1)], after=entered
+        )
+        assert answered == [error(3, *OVERLOADED), error(2, *OVERLOADED)]
+        valid(MODERN, None, answered)
+        assert cut_off
+        assert state.events == ["cancelled:one", "cancelled:two"]
+        assert "three" not in state.entered
+
+    run(scenario)
+
+
+def test_a_def_handler_that_ignores_its_token_is_answered_after_the_grace_period(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def scenario() -> None:
+        started = time.monotonic()
+        with caplog.at_level(logging.DEBUG, logger="mcpkit"):
+            request = legacy_request("tools/call", call("stubborn"), id="slow")
+            answered, cut_off = await serve_lines(Server(Stdio), [request])
+        assert answered == [error("slow", *OVERLOADED)]
+        valid(NOVEMBER, None, answered)
+        assert cut_off
+        assert time.monotonic() - started < WAIT  # the thread did not hold the answer back
+        assert not state.finished.is_set()
+        state.let_go.set()
+        assert await asyncio.to_thread(state.finished.wait, WAIT)
+
+    run(scenario)
+    assert [(r.name, r.levelno) for r in caplog.records] == [("mcpkit.stdio", logging.WARNING)]
+    assert all(record.exc_info is None for record in caplog.records)
+
+
+def test_a_quick_request_at_end_of_input_is_answered_and_nothing_is_cut_off() -> None:
+    async def scenario() -> None:
+        answered, cut_off = await serve_lines(
+            Server(Stdio), [modern_request("tools/call", call("revision"), id=1)]
+        )
+        assert answered == [result(1, MODERN, MODERN)]
+        assert not cut_off
+
+    run(scenario)
+
+
+def test_a_request_the_client_cancelled_stays_unanswered_at_end_of_input() -> None:
+    async def entered() -> None:
+        await asyncio.to_thread(state.started.wait, WAIT)
+
+    async def scenario() -> None:
+        request = legacy_request("tools/call", call("stubborn"), id=4)
+        answered, cut_off = await serve_lines(Server(Stdio), [request, cancel(4)], after=entered)
+        assert answered == []
+        assert not cut_off
+        state.let_go.set()
+        assert await asyncio.to_thread(state.finished.wait, WAIT)
 
     run(scenario)

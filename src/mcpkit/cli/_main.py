@@ -3,6 +3,9 @@
 The target names a Python file or an importable module and, optionally, an attribute: a
 ``Server``, an ``EndpointRegistry``, an ``Endpoint`` or an ``@endpoint`` class.  Without an
 attribute the module's ``server``, then ``registry``, is used.
+
+The exit status is 2 for arguments or a target that cannot be served, 1 when ``--stdio`` had to
+cut requests off at end of input (they were answered as overloaded), and 0 otherwise.
 """
 
 from __future__ import annotations
@@ -83,8 +86,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         server = load_target(arguments.target)
         if arguments.stdio:
-            server.run_stdio(arguments.path)
-            return 0
+            # Non-zero when stdin closed while requests were still running past the grace
+            # period: they were answered as overloaded, not served.
+            return 1 if server.run_stdio(arguments.path) else 0
         if arguments.host is not None or arguments.port is not None or arguments.loop:
             server = server.configured(
                 host=arguments.host, port=arguments.port, loop=arguments.loop

@@ -113,6 +113,7 @@ class Server:
         discover_cache: CachePolicy = CachePolicy.PRIVATE_NO_CACHE,
         keyring: Keyring | None = None,
         loop: EventLoop = "asyncio",
+        drain_seconds: float = 30.0,
     ) -> None:
         if not isinstance(host, str) or not _is_host(host):
             raise ConfigurationError("Server: host must be an IP address or a host name")
@@ -130,6 +131,12 @@ class Server:
             raise ConfigurationError("Server: loop must be 'asyncio' or 'uvloop'")
         if loop == "uvloop" and importlib.util.find_spec("uvloop") is None:
             raise ConfigurationError("Server: loop='uvloop' needs the uvloop package installed")
+        if (
+            isinstance(drain_seconds, bool)
+            or not isinstance(drain_seconds, (int, float))
+            or not 0 <= drain_seconds <= 3_600
+        ):
+            raise ConfigurationError("Server: drain_seconds must be a number from 0 to 3600")
         self.registry = registry_of(target)
         self.host = host
         self.port = port
@@ -146,7 +153,9 @@ class Server:
             "prompt_list_cache": prompt_list_cache,
             "discover_cache": discover_cache,
             "keyring": keyring,
+            "drain_seconds": drain_seconds,
         }
+        self.drain_seconds = float(drain_seconds)
         self.engine: Engine = build_engine(
             self.registry,
             EngineSettings(
@@ -193,25 +202,37 @@ class Server:
     def _uvicorn(self) -> Any:
         import uvicorn
 
-        http = "httptools" if importlib.util.find_spec("httptools") else "h11"
+        if importlib.util.find_spec("httptools") is None:
+            raise ConfigurationError(
+                "Server: serving HTTP needs the httptools package (pip install "
+                "'uvicorn[standard]'); the connection limits are enforced on it, not on h11"
+            )
+        # Imported here: the stdio transport and asgi() need neither httptools nor uvicorn.
+        from mcpkit.transports._connections import guarded_protocol
+
+        limits = self.engine.limits
         config = uvicorn.Config(
             self._app,
             host=self.host,
             port=self.port,
             loop=self.loop,
-            http=http,
+            http=guarded_protocol(limits),
             lifespan="on",
             log_level="warning",
             access_log=False,
             server_header=False,
-            timeout_keep_alive=5,
-            limit_concurrency=8192,
+            # The guarded protocol also takes it from the limits; uvicorn annotates it as int.
+            timeout_keep_alive=limits.keep_alive_timeout_seconds,  # type: ignore[arg-type]
+            # The guarded protocol caps connections itself, closing idle ones to make room.
+            limit_concurrency=None,
             timeout_graceful_shutdown=5,
             # Forwarded headers never identify a host or a client (soklet4-digest §1.2), and
             # the middleware that reads them costs a layer per request.
             proxy_headers=False,
         )
-        return uvicorn.Server(config)
+        from mcpkit.cli._lifecycle import GracefulServer
+
+        return GracefulServer(config, self.engine, self.drain_seconds)
 
     async def serve(self) -> None:
         """Serve HTTP until cancelled or signalled (the async form of ``run``, on the running
@@ -231,8 +252,10 @@ class Server:
         return f"http://{host}:{self.engine.port or self.port}"
 
     def run(self) -> None:
-        """Serve HTTP in the foreground until interrupted."""
+        """Serve HTTP in the foreground until SIGTERM or SIGINT, then stop gracefully (calls
+        in flight get ``drain_seconds`` to finish) and return."""
         server = self._uvicorn()
+        server.reraise_signals = False
         server.run()
 
     def stdio_session(self, path: str | None = None) -> StdioConnection:
@@ -249,11 +272,12 @@ class Server:
             endpoint = found
         return StdioConnection(self.engine, self.engine.runtime(endpoint))
 
-    def run_stdio(self, path: str | None = None) -> None:
-        """Serve one endpoint over stdin/stdout until stdin closes."""
+    def run_stdio(self, path: str | None = None) -> bool:
+        """Serve one endpoint over stdin/stdout until stdin closes; ``True`` when requests
+        still running after the grace period were cut off (answered as overloaded)."""
         from mcpkit.transports import run_stdio
 
         self.stdio_session(path)  # refuse a bad path before touching stdin
-        run_stdio(
+        return run_stdio(
             lambda: self.stdio_session(path), max_line_bytes=self.engine.limits.max_request_bytes
         )

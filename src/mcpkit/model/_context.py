@@ -160,6 +160,10 @@ class ProgressReporter:
     increase (an equal value is dropped, a smaller one raises ``InvalidValueError``), and the
     message must be well-formed text.  Reports are serialised, so calls from several threads
     are delivered in increasing order.
+
+    Once the request is cancelled (its client left or stopped reading, its deadline passed,
+    the server is stopping) the server's ``send`` raises ``Cancelled``, so a handler that
+    reports in a loop stops at its next report even if it never checks its token.
     """
 
     __slots__ = ("_last", "_lock", "_send", "_token")
@@ -225,7 +229,8 @@ class RequestLogger:
     2025 revisions (stateless, so no ``logging/setLevel`` is remembered: ``minimum`` is the
     server's default).  Messages below ``minimum`` are dropped here; ``data`` is any JSON
     value (``from_python``), ``logger`` an optional name.  Like ``ProgressReporter``, ``send``
-    is the server's non-blocking delivery function and calls are serialised.
+    is the server's delivery function (it raises ``Cancelled`` once the request is cancelled)
+    and calls are serialised.
     """
 
     __slots__ = ("_lock", "_minimum", "_send")

@@ -21,6 +21,7 @@ from typing import Final
 from mcpkit.errors import (
     InternalError,
     InvalidRequest,
+    Overloaded,
     ProtocolError,
     UnsupportedProtocolVersion,
 )
@@ -159,14 +160,29 @@ class Engine:
         self.port = port
         self._cors = cors
         self._admission = admission
+        self._stopping = False
 
     @property
     def limits(self) -> Limits:
         return self._limits
 
+    @property
+    def calls(self) -> int:
+        """Calls in flight: queued for a slot, or running and not yet answered."""
+        return self.operations.executor.calls
+
+    async def drain(self, budget: float, *, hurry: Callable[[], bool] = bool) -> int:
+        """Stop gracefully: from now on every new request is answered ``Overloaded`` (503),
+        while the calls already admitted get ``budget`` seconds to finish (less once
+        ``hurry()`` is true); those still in flight then are answered ``Overloaded`` and
+        their tokens cancelled.  Returns how many were cut off."""
+        self._stopping = True
+        return await self.operations.executor.drain(budget, hurry=hurry)
+
     async def startup(self) -> None:
         """Everything was built with the server; only reopen the executor if an earlier
-        lifespan shut it down."""
+        lifespan shut it down or drained it."""
+        self._stopping = False
         self.operations.executor.start()
 
     async def shutdown(self) -> None:
@@ -202,6 +218,8 @@ class Engine:
             selection = self.select(runtime, envelope, fields)
             revision = selection.revision
             if kind is MessageKind.REQUEST:
+                if self._stopping:
+                    raise Overloaded()
                 check_params(revision, envelope.method or "", envelope.params or _NO_PARAMS)
             # Without a controller everyone is admitted: no coroutine to build and await.
             identity = (
@@ -219,7 +237,9 @@ class Engine:
             if kind is MessageKind.NOTIFICATION:
                 await respond(exchange, 202, None, extra)
                 return
-            responder = Responder(exchange, extra, budget=self._limits.max_response_bytes)
+            responder = Responder(
+                exchange, extra, budget=self._limits.max_response_bytes, disconnected=disconnected
+            )
             call = self._call(runtime, selection, request, identity, responder.notify, disconnected)
             try:
                 message = await responder.run(self.operations.dispatch(call))

@@ -11,6 +11,10 @@ non-forcible rule), so residual work still counts against the bound.
 All slot accounting happens on the event loop thread, in plain callbacks, so it is exact under
 any interleaving without locks; the one lock guards the running tokens, which ``shutdown`` may
 read from another thread.
+
+Stopping is graceful: ``drain`` refuses new calls (``Overloaded``) while the queued and running
+ones finish within a budget; then whatever is left is stopped -- its waiter answered at once
+with ``Overloaded``, its token cancelled -- as on a deadline.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import threading
 from collections.abc import Callable
 from contextvars import copy_context
 from types import CoroutineType
-from typing import Any
+from typing import Any, Final
 
 from mcpkit.errors import (
     Cancelled,
@@ -50,6 +54,7 @@ class _Outcome(enum.Enum):
     DONE = enum.auto()
     DEADLINE = enum.auto()
     DISCONNECTED = enum.auto()
+    STOPPED = enum.auto()
 
 
 def _count(value: object, name: str, minimum: int) -> int:
@@ -67,8 +72,8 @@ class Executor:
     """
 
     __slots__ = (
-        "_active", "_closed", "_lock", "_pool", "_prefix", "_queue", "_running", "_slots",
-        "_waiters",
+        "_active", "_calls", "_closed", "_draining", "_lock", "_pool", "_prefix", "_queue",
+        "_running", "_slots", "_stopped", "_waiters",
     )  # fmt: skip
 
     def __init__(
@@ -84,6 +89,9 @@ class Executor:
         self._running: dict[object, CancellationToken] = {}
         self._lock = threading.Lock()
         self._closed = False
+        self._draining = False  # refuse new calls; queued and running ones go on
+        self._stopped = Signal()  # set when a drain's budget is spent: stop every waiter
+        self._calls = 0  # callers waiting in ``run`` (queued or running), for ``drain``
         self._prefix = thread_name_prefix
         self._pool = Workers(slots, thread_name_prefix)
 
@@ -96,6 +104,11 @@ class Executor:
     def queued(self) -> int:
         """Requests waiting for a slot."""
         return len(self._waiters)
+
+    @property
+    def calls(self) -> int:
+        """Callers still waiting for an outcome: queued, or running and not yet answered."""
+        return self._calls
 
     async def run(
         self,
@@ -117,28 +130,32 @@ class Executor:
         accepted too: the server's per-request call passes them so.)
         """
         loop = asyncio.get_running_loop()
-        if not self.take_now(deadline, disconnected):
-            await self._wait_for_slot(loop, deadline, disconnected)
-        if at_once and is_async:
-            return self.run_at_once(call, token)
+        self._calls += 1
         try:
-            work = self._dispatch(call, is_async, token)
-        except BaseException:
-            self._release()
-            raise
-        try:
-            outcome = await _race(loop, work, deadline, disconnected)
-        except asyncio.CancelledError:
+            if not self.take_now(deadline, disconnected):
+                await self._wait_for_slot(loop, deadline, disconnected)
+            if at_once and is_async:
+                return self.run_at_once(call, token)
+            try:
+                work = self._dispatch(call, is_async, token)
+            except BaseException:
+                self._release()
+                raise
+            try:
+                outcome = await _race(loop, work, deadline, disconnected, self._stopped)
+            except asyncio.CancelledError:
+                self._abandon(work, token, is_async)
+                raise
+            if outcome is _Outcome.DONE:
+                if work.cancelled():
+                    # Only the work itself (or a pool shut down before it started) can cancel
+                    # it; a stray CancelledError must not look like this caller was cancelled.
+                    raise Cancelled
+                return work.result()
             self._abandon(work, token, is_async)
-            raise
-        if outcome is _Outcome.DONE:
-            if work.cancelled():
-                # Only the work itself (or a pool shut down before it started) can cancel it;
-                # a stray CancelledError must not look like this caller was cancelled.
-                raise Cancelled
-            return work.result()
-        self._abandon(work, token, is_async)
-        raise DeadlineExceeded if outcome is _Outcome.DEADLINE else Cancelled
+            raise _FAILURES[outcome]
+        finally:
+            self._calls -= 1
 
     async def in_pool(self, call: Callable[[], object]) -> object:
         """Run ``call`` in the handler pool from work that already holds a slot (an
@@ -157,13 +174,34 @@ class Executor:
             raise
 
     def start(self) -> None:
-        """Accept work again after ``shutdown`` (an ASGI host may run the app's lifespan more
-        than once): fresh worker threads; work still running from before keeps its slots."""
+        """Accept work again after ``shutdown`` or ``drain`` (an ASGI host may run the app's
+        lifespan more than once): fresh worker threads; work still running from before keeps
+        its slots."""
         with self._lock:
+            self._draining = False
+            self._stopped = Signal()
             if not self._closed:
                 return
             self._pool = Workers(self._slots, self._prefix)
             self._closed = False
+
+    async def drain(
+        self, budget: float, *, hurry: Callable[[], bool] = bool, poll: float = 0.05
+    ) -> int:
+        """Refuse new calls, give the queued and running ones ``budget`` seconds to finish
+        (less if ``hurry()`` turns true), then stop those left: each caller gets
+        ``Overloaded`` at once and each token is cancelled (their slots stay taken until the
+        work really exits).  Returns how many calls were stopped.  The pool keeps running:
+        ``shutdown`` ends it."""
+        self._draining = True
+        loop = asyncio.get_running_loop()
+        end = loop.time() + budget
+        while self._calls and loop.time() < end and not hurry():
+            await asyncio.sleep(min(poll, max(end - loop.time(), 0)))
+        left = self._calls
+        if left:
+            self._stopped.set()
+        return left
 
     def shutdown(self) -> None:
         """Refuse new work, cancel every running token, and stop the pool without waiting.
@@ -194,7 +232,7 @@ class Executor:
         case -- a slot is free -- costs no coroutine: a caller with an ``at_once`` call may
         take the slot here and ``run_at_once`` itself, and ``await run(...)`` only on
         ``False`` (nothing has changed in between, so ``run`` queues it the same way)."""
-        if self._closed:
+        if self._closed or self._draining:
             raise Overloaded
         refusal = self._refusal(asyncio.get_running_loop(), deadline, disconnected)
         if refusal is not None:
@@ -213,13 +251,13 @@ class Executor:
         waiter: asyncio.Future[None] = loop.create_future()
         self._waiters.append(waiter)
         try:
-            outcome = await _race(loop, waiter, deadline, disconnected)
+            outcome = await _race(loop, waiter, deadline, disconnected, self._stopped)
         except asyncio.CancelledError:
             self._leave(waiter)
             raise
         if outcome is not _Outcome.DONE:
             self._leave(waiter)
-            raise Overloaded if outcome is _Outcome.DEADLINE else Cancelled
+            raise Cancelled if outcome is _Outcome.DISCONNECTED else Overloaded
         # The slot is ours, but things may have changed between the hand-off and now.
         refusal = self._refusal(loop, deadline, disconnected)
         if refusal is not None:
@@ -322,17 +360,28 @@ class Executor:
         )
 
 
+# What a running call's caller gets when its wait ends without the work.
+_FAILURES: Final = {
+    _Outcome.DEADLINE: DeadlineExceeded,
+    _Outcome.DISCONNECTED: Cancelled,
+    _Outcome.STOPPED: Overloaded,
+}
+
+
 async def _race(
     loop: asyncio.AbstractEventLoop,
     future: asyncio.Future[Any],
     deadline: float,
     disconnected: asyncio.Event | None,
+    stopped: Signal,
 ) -> _Outcome:
-    """Wait until ``future`` completes, the deadline passes or ``disconnected`` is set.
+    """Wait until ``future`` completes, the deadline passes, ``disconnected`` is set or the
+    executor is ``stopped``.
 
-    A completed future wins over the other two, so a granted slot or a finished result is
+    A completed future wins over the others, so a granted slot or a finished result is
     never lost to a simultaneous timeout.  One plain future is woken by callbacks (the work's
-    completion, a timer, the disconnect signal): no task is created on the common path.
+    completion, a timer, the disconnect and stop signals): no task is created on the common
+    path.
     """
     if not future.done():
         waiter: asyncio.Future[None] = loop.create_future()
@@ -349,11 +398,13 @@ async def _race(
         elif disconnected is not None:
             watcher = loop.create_task(disconnected.wait())
             watcher.add_done_callback(wake)
+        stopped.add_callback(wake)
         try:
             await waiter
         finally:
             timer.cancel()
             future.remove_done_callback(wake)
+            stopped.remove_callback(wake)
             if isinstance(disconnected, Signal):
                 disconnected.remove_callback(wake)
             if watcher is not None:
@@ -362,4 +413,6 @@ async def _race(
         return _Outcome.DONE
     if disconnected is not None and disconnected.is_set():
         return _Outcome.DISCONNECTED
+    if stopped.is_set():
+        return _Outcome.STOPPED
     return _Outcome.DEADLINE

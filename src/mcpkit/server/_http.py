@@ -154,11 +154,21 @@ Writer = Callable[[bytes], Awaitable[None]]
 class StdioSession(Protocol):
     """What the stdio transport needs of the engine: one per process connection."""
 
+    @property
+    def limits(self) -> Limits:
+        """The server's limits (the transport bounds requests in flight and held bytes)."""
+
     async def receive(self, line: bytes, write: Writer) -> None:
         """Handle one line (one JSON-RPC message, without its newline)."""
 
     async def reject_oversized(self, write: Writer) -> None:
         """Answer a line that was longer than the limit (it was skipped, not parsed)."""
 
-    async def shutdown(self) -> None:
-        """Cancel what is still running (stdin closed and the grace period passed)."""
+    async def refuse_overloaded(self, line: bytes, write: Writer) -> None:
+        """Handle a line that arrived while ``max_stdio_requests`` were in flight: a request
+        is answered with the overload error without running, ``notifications/cancelled``
+        still cancels, other notifications are dropped."""
+
+    async def shutdown(self, write: Writer) -> int:
+        """Stdin closed and the grace period passed: stop what is still running, answer each
+        request still in flight with the overload error, and return how many there were."""

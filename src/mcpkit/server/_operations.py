@@ -408,18 +408,24 @@ class Operations:
             level = call.legacy_log_level
         if not progress_allowed or (meta.progress_token is None and level is None):
             return InvocationFeatures(call.token)  # the common case: nothing to build
-        features: list[object] = [call.token]
+        token = call.token
+        features: list[object] = [token]
         notify = call.notify
         limits = self.limits
+        # A send on a cancelled request raises ``Cancelled`` before any work: a handler that
+        # reports in a loop to a client that left (or stopped reading, or outlived its
+        # deadline) stops at its next report even if it never looks at its token.
         if meta.progress_token is not None:
 
             def progress(params: JsonObject) -> None:
+                token.raise_if_cancelled()
                 notify(notification_message("notifications/progress", params, limits=limits))
 
             features.append(ProgressReporter(meta.progress_token, progress))
         if level is not None:
 
             def message(params: JsonObject) -> None:
+                token.raise_if_cancelled()
                 notify(notification_message("notifications/message", params, limits=limits))
 
             features.append(RequestLogger(level, message))

@@ -10,6 +10,12 @@ most ``budget`` bytes (the response limit): a ``def`` handler that reports faste
 client reads is blocked until there is room (backpressure, never loss), while an ``async def``
 handler, which must not block the loop, has a notification over the budget dropped -- it only
 happens when it queues megabytes without ever awaiting.
+
+Once the request has an outcome (a result, an error, a deadline, a client that left) the
+responder is closed: a reporter blocked on a full queue wakes at once, and every later report
+returns without sending anything.  So a handler that keeps reporting to a client that is gone,
+or that stopped reading, never blocks its slot; when the client is gone, what was still queued
+is dropped with the request rather than written into a dead connection.
 """
 
 from __future__ import annotations
@@ -25,11 +31,13 @@ from typing import Final, TypeVar
 from mcpkit.protocol import sse_event
 from mcpkit.server._http import HttpExchange
 
-__all__ = ["JSON_HEADERS", "Responder", "base_headers"]
+__all__ = ["JSON_HEADERS", "RETRY_AFTER", "Responder", "base_headers"]
 
 # How often a blocked reporting thread re-checks that the request is still open.
 _BLOCKED_POLL_SECONDS: Final = 0.05
 NO_STORE: Final = (b"cache-control", b"no-store")
+RETRY_AFTER: Final = (b"retry-after", b"1")
+"""On every 503: overload and shutdown are brief, so a client may retry after a second."""
 JSON_HEADERS: Final = ((b"content-type", b"application/json"), NO_STORE)
 _SSE_HEADERS: Final = (
     (b"content-type", b"text/event-stream"),
@@ -48,8 +56,8 @@ class Responder:
     """Writes one response through ``exchange``; see the module docstring."""
 
     __slots__ = (
-        "_budget", "_closed", "_committed", "_drainer", "_exchange", "_extra", "_loop",
-        "_pending", "_queued", "_room", "_stopping", "_thread", "_wake",
+        "_budget", "_closed", "_committed", "_disconnected", "_drainer", "_exchange", "_extra",
+        "_loop", "_pending", "_queued", "_room", "_stopping", "_thread", "_wake",
     )  # fmt: skip
 
     _wake: asyncio.Event
@@ -61,8 +69,10 @@ class Responder:
         extra: Sequence[tuple[bytes, bytes]] = (),
         *,
         budget: int = 4 * 1024 * 1024,
+        disconnected: asyncio.Event | None = None,
     ) -> None:
         self._exchange = exchange
+        self._disconnected = disconnected
         self._extra = tuple(extra)
         self._loop = asyncio.get_running_loop()
         self._thread = get_ident()
@@ -96,7 +106,26 @@ class Responder:
             with contextlib.suppress(RuntimeError):  # a closed loop: the request is long gone
                 self._loop.call_soon_threadsafe(self._push, message)
 
+    def close(self) -> None:
+        """No more notifications: wake a reporter blocked on a full queue, and make every later
+        report a no-op.  If the client is gone, what is still queued is dropped (nothing can
+        be written to it) and its memory released now.  Idempotent; on the loop."""
+        room = self._room
+        if room is None:
+            self._closed = True
+            return
+        gone = self._disconnected is not None and self._disconnected.is_set()
+        with room:
+            self._closed = True
+            if gone:
+                self._queued = 0
+                if self._drainer is not None:
+                    self._pending.clear()
+            room.notify_all()
+
     def _push(self, message: bytes) -> None:
+        if self._closed and self._disconnected is not None and self._disconnected.is_set():
+            return  # queued from a thread just before the close: nobody to write it to
         if self._drainer is None:
             # The queue and the event are made with the drainer: most requests need none.
             self._pending = deque((message,))
@@ -121,17 +150,24 @@ class Responder:
         room = self._room
         assert room is not None  # a notification made it before anything was queued
         with room:
-            self._queued -= size
+            # never below zero: a close for a client that left has already zeroed the count
+            self._queued = max(self._queued - size, 0)
             room.notify_all()
 
     async def _drain(self) -> None:
-        while self._pending:
-            message = self._pending.popleft()
+        pending = self._pending
+        while pending:
+            message = pending.popleft()
             if not self._committed:
                 self._committed = True
                 await self._exchange.start(200, [*_SSE_HEADERS, *self._extra])
             await self._exchange.write(sse_event(message), more=True)
             self._written(len(message))
+            if pending:
+                # One turn of the loop between writes: a write that found the connection
+                # broken has scheduled the server's ``connection_lost``, which must run before
+                # the next write (otherwise every further write into the dead socket is logged).
+                await asyncio.sleep(0)
 
     async def run(self, work: Awaitable[T]) -> T:
         """Await ``work``; the notifications it queues meanwhile are written in order by a
@@ -139,9 +175,19 @@ class Responder:
         sends none costs no extra task."""
         try:
             result = await work
-        except BaseException:
+        except Exception:
+            # An error, a deadline or a client that left: the handler may still be running
+            # (the non-forcible rule), so it must not stay blocked on a full queue.
+            self.close()
             if self._drainer is not None:
                 await self._stop(self._drainer)
+            raise
+        except BaseException:
+            # This request's own task is being cancelled (a server shutting down): nothing
+            # more is written, so nothing is waited for.
+            self.close()
+            if self._drainer is not None:
+                self._drainer.cancel()
             raise
         if self._drainer is not None:
             await self._stop(self._drainer)
@@ -162,13 +208,7 @@ class Responder:
     async def finish(self, status: int, message: bytes) -> None:
         """End the response: the last SSE event on a committed stream (whatever ``status``
         would have been, the stream is already 200), else a JSON body or an empty one."""
-        room = self._room
-        if room is None:
-            self._closed = True
-        else:
-            with room:
-                self._closed = True
-                room.notify_all()
+        self.close()
         if self._drainer is not None:
             await self._stop(self._drainer)  # what was queued before the end is written first
         exchange = self._exchange
@@ -176,7 +216,7 @@ class Responder:
             await exchange.write(sse_event(message), more=False)
             return
         # ``respond``'s JSON body, without a coroutine of its own: every request ends here
-        await exchange.start(status, _json_headers(message, self._extra))
+        await exchange.start(status, _json_headers(status, message, self._extra))
         await exchange.write(message, more=False)
 
 
@@ -189,15 +229,20 @@ async def respond(
     """A complete uncommitted response: a JSON body, or no body (``message=None``)."""
     if message is None:
         length = [] if status == 204 else [(b"content-length", b"0")]  # RFC 9110 §8.6
+        if status == 503:
+            length.append(RETRY_AFTER)
         await exchange.start(status, base_headers([*length, *extra]))
         await exchange.write(b"", more=False)
         return
-    await exchange.start(status, _json_headers(message, extra))
+    await exchange.start(status, _json_headers(status, message, extra))
     await exchange.write(message, more=False)
 
 
 def _json_headers(
-    message: bytes, extra: Sequence[tuple[bytes, bytes]]
+    status: int, message: bytes, extra: Sequence[tuple[bytes, bytes]]
 ) -> list[tuple[bytes, bytes]]:
-    """A JSON body's headers: its type, ``no-store`` and its length, then ``extra``."""
+    """A JSON body's headers: its type, ``no-store`` and its length, ``Retry-After`` on a 503
+    (the server is overloaded or stopping: a client may try again shortly), then ``extra``."""
+    if status == 503:
+        return [*JSON_HEADERS, (b"content-length", b"%d" % len(message)), RETRY_AFTER, *extra]
     return [*JSON_HEADERS, (b"content-length", b"%d" % len(message)), *extra]

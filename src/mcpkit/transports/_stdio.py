@@ -1,13 +1,21 @@
 """The stdio transport: newline-delimited JSON-RPC over a process's stdin and stdout.
 
-It only moves bytes (DESIGN.md §2, layer 6): it cuts stdin into lines, hands each line to the
-session in its own task and frames what the session writes.  It never parses JSON; what a line
-means, and how an oversized one is answered, are the session's decisions.
+It only moves bytes: it cuts stdin into lines, hands each line to the session in its own task
+and frames what the session writes.  It never parses JSON; what a line means, and how an
+oversized or a refused one is answered, are the session's decisions.
+
+What one connection holds is bounded by the session's limits.  At most ``max_stdio_requests``
+lines are served at once; a line past that goes to ``session.refuse_overloaded`` in the reader
+itself.  The bytes of the lines being served plus the answers not yet written stay within
+``max_stdio_buffered_bytes``: past it, stdin is not read until they drop, so the pipe holds
+the client back and nothing is lost, and a client that never reads our stdout cannot make us
+buffer without bound either.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import logging
 import os
@@ -18,15 +26,15 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Final
 
-from mcpkit.server._http import StdioSession, Writer
+from mcpkit.server._http import StdioSession
 
 __all__ = ["run_stdio", "serve_stdio"]
 
 _log: Final = logging.getLogger("mcpkit.stdio")
 
 _CHUNK: Final = 64 * 1024
-"""Bytes asked of stdin at a time.  The framing is ours, so this (not the line limit) is also
-the reader's flow-control limit: stdin is only read while the server keeps up."""
+"""Bytes asked of stdin at a time, and the most bytes of queued answers joined into one write
+(one hop to the writer thread for many small answers)."""
 
 _CR: Final = 0x0D
 
@@ -89,18 +97,109 @@ class _LineSplitter:
             lines.append(line)
 
 
-def _framed(write_bytes: Callable[[bytes], Awaitable[None]]) -> Writer:
-    """The session's writer: one message per line, one writer at a time, so that concurrent
-    requests can never interleave their bytes."""
-    lock = asyncio.Lock()
+class _Held:
+    """What one connection holds: the lines being served, and the bytes of those lines plus
+    the answers not yet written."""
 
-    async def write(message: bytes) -> None:
+    __slots__ = ("_dropped", "bytes", "requests")
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.bytes = 0
+        self._dropped = asyncio.Event()
+
+    def release(self, size: int) -> None:
+        self.bytes -= size
+        self._dropped.set()
+
+    async def dropped(self) -> None:
+        """Wait until a line ends or an answer is written."""
+        self._dropped.clear()
+        await self._dropped.wait()
+
+
+class _Output:
+    """The session's writer.  ``write`` checks and queues a message and returns; only while
+    the connection holds more than its bound of bytes (a client that does not read) does it
+    wait for room, so nothing the session writes can grow without limit.  One task writes the
+    queue in order, whole lines at a time, so concurrent requests never interleave their
+    bytes."""
+
+    __slots__ = (
+        "_broken", "_gate", "_held", "_idle", "_max_bytes", "_queue", "_ready", "_task",
+        "_waiting", "_write_bytes",
+    )  # fmt: skip
+
+    def __init__(
+        self, write_bytes: Callable[[bytes], Awaitable[None]], held: _Held, max_bytes: int
+    ) -> None:
+        self._write_bytes = write_bytes
+        self._held = held
+        self._max_bytes = max_bytes
+        self._gate = asyncio.Lock()
+        self._waiting = 0
+        self._queue: collections.deque[bytes] = collections.deque()
+        self._ready = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._broken = False
+        self._task = asyncio.create_task(self._run())
+
+    async def write(self, message: bytes) -> None:
         if b"\n" in message:
             raise ValueError("a stdio message must not contain a newline")
-        async with lock:
-            await write_bytes(message + b"\n")
+        if self._waiting or self._held.bytes > self._max_bytes:
+            # A client that does not read: answers and notifications wait for the writer to
+            # make room, one after another in arrival order (the gate is first come, first
+            # served, and nobody passes those already waiting).
+            self._waiting += 1
+            try:
+                async with self._gate:
+                    held = self._held
+                    while held.bytes > self._max_bytes and not self._broken:
+                        await held.dropped()
+                    self._queue.append(message)
+            finally:
+                self._waiting -= 1
+        else:
+            self._queue.append(message)
+        self._held.bytes += len(message) + 1
+        self._idle.clear()
+        self._ready.set()
 
-    return write
+    async def flush(self) -> None:
+        """Wait until everything queued is written."""
+        await self._idle.wait()
+
+    async def close(self) -> None:
+        """Stop the writing task; what is still queued is dropped."""
+        self._task.cancel()
+        await asyncio.wait((self._task,))
+
+    async def _run(self) -> None:
+        queue = self._queue
+        while True:
+            await self._ready.wait()
+            self._ready.clear()
+            while queue:
+                parts: list[bytes] = []
+                size = 0
+                while queue and (not parts or size + len(queue[0]) < _CHUNK):
+                    message = queue.popleft()
+                    parts += (message, b"\n")
+                    size += len(message) + 1
+                try:
+                    if not self._broken:
+                        await self._write_bytes(b"".join(parts))
+                except Exception as error:
+                    # The client closed its end (or stdout failed otherwise): said once, and
+                    # what follows is dropped rather than written to a dead pipe.
+                    self._broken = True
+                    _log.error("writing stdout failed (%s); answers are dropped", error)
+                finally:
+                    del parts
+                    self._held.release(size)
+            self._idle.set()
 
 
 async def _logged(work: Awaitable[None]) -> None:
@@ -118,47 +217,89 @@ async def serve_stdio(
     *,
     max_line_bytes: int,
     grace_seconds: float = 5.0,
-) -> None:
-    """Serve ``session`` until ``reader`` reaches end of file.
+) -> bool:
+    """Serve ``session`` until ``reader`` reaches end of file; return whether requests still
+    running after the grace period were cut off.
 
     Each line runs in its own task, so a request that waits (a slow tool, a never-ending
-    ``subscriptions/listen``) never stops the reader.  ``write_bytes`` gets one framed message at
-    a time and should write it whole.  At end of file the tasks in flight get ``grace_seconds``
-    to finish; then the session shuts down and what is left is cancelled.  The same clean-up
-    runs when serving itself is cancelled.
+    ``subscriptions/listen``) never stops the reader.  ``write_bytes`` gets whole lines, one
+    call at a time and in order, and should write them whole.  At end of file the lines in
+    flight get ``grace_seconds`` to finish; then the session shuts down (it answers each
+    request still in flight with the overload error), what is left is cancelled, and this
+    returns once every answer is written.  The same clean-up runs when serving itself is
+    cancelled, except that answers not yet written are dropped.
     """
-    write = _framed(write_bytes)
+    limits = session.limits
+    max_requests = limits.max_stdio_requests
+    max_bytes = limits.max_stdio_buffered_bytes
     splitter = _LineSplitter(max_line_bytes)
+    held = _Held()
+    output = _Output(write_bytes, held, max_bytes)
+    write = output.write
     tasks: set[asyncio.Task[None]] = set()  # strong references: the loop keeps only weak ones
 
-    def spawn(lines: list[bytes | None]) -> None:
-        for line in lines:
+    async def serve_line(line: bytes | None, size: int) -> None:
+        try:
             if line is None:
-                task = asyncio.create_task(_logged(session.reject_oversized(write)))
+                await _logged(session.reject_oversized(write))
             else:
-                task = asyncio.create_task(_logged(session.receive(line, write)))
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
+                await _logged(session.receive(line, write))
+        finally:
+            held.requests -= 1
+            held.release(size)
+
+    async def take(line: bytes | None) -> None:
+        size = 0 if line is None else len(line)
+        while held.bytes and held.bytes + size > max_bytes:
+            await held.dropped()  # stdin is not read meanwhile
+        if held.requests >= max_requests:
+            await asyncio.sleep(0)  # lines that need no waiting finish first
+            if held.requests >= max_requests:
+                if line is None:
+                    await _logged(session.reject_oversized(write))
+                else:
+                    await _logged(session.refuse_overloaded(line, write))
+                return
+        held.requests += 1
+        held.bytes += size
+        task = asyncio.create_task(serve_line(line, size))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
 
     try:
-        while data := await reader.read(_CHUNK):
-            spawn(splitter.feed(data))
-        spawn(splitter.close())
-        if tasks:
-            await asyncio.wait(tasks, timeout=grace_seconds)
-    finally:
         try:
-            await session.shutdown()
+            while data := await reader.read(_CHUNK):
+                for line in splitter.feed(data):
+                    await take(line)
+            for line in splitter.close():
+                await take(line)
+            if tasks:
+                await asyncio.wait(tasks, timeout=grace_seconds)
         finally:
-            left = tuple(tasks)
-            for task in left:
-                task.cancel()
-            if left:
-                await asyncio.wait(left)
+            try:
+                cut_off = await session.shutdown(write)
+            finally:
+                left = tuple(tasks)
+                for task in left:
+                    task.cancel()
+                if left:
+                    await asyncio.wait(left)
+        if cut_off:
+            _log.warning(
+                "stdin closed: %d request(s) still running after the %g s grace period were "
+                "cut off and answered as overloaded",
+                cut_off,
+                grace_seconds,
+            )
+        await output.flush()
+    finally:
+        await output.close()
+    return cut_off > 0
 
 
-def run_stdio(session_factory: Callable[[], StdioSession], *, max_line_bytes: int) -> None:
-    """Serve one session over this process's stdin and stdout until stdin closes (blocking).
+def run_stdio(session_factory: Callable[[], StdioSession], *, max_line_bytes: int) -> bool:
+    """Serve one session over this process's stdin and stdout until stdin closes (blocking);
+    return whether requests still running after the grace period were cut off.
 
     While serving, both ``sys.stdout`` and file descriptor 1 point at stderr, so a stray
     ``print()``, a library or a child process cannot corrupt the protocol stream; messages go to
@@ -171,7 +312,7 @@ def run_stdio(session_factory: Callable[[], StdioSession], *, max_line_bytes: in
     sys.stdout = sys.stderr
     try:
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-            runner.run(_serve_process(session_factory, out_fd, max_line_bytes))
+            return runner.run(_serve_process(session_factory, out_fd, max_line_bytes))
     finally:
         sys.stdout = saved_stdout
         os.dup2(out_fd, 1)
@@ -189,7 +330,7 @@ def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
 
 async def _serve_process(
     session_factory: Callable[[], StdioSession], out_fd: int, max_line_bytes: int
-) -> None:
+) -> bool:
     """Wire fd 0 and ``out_fd`` to :func:`serve_stdio`, and undo what the loop changed."""
     loop = asyncio.get_running_loop()
     in_fd = sys.stdin.fileno()
@@ -199,8 +340,9 @@ async def _serve_process(
     source = os.dup(in_fd) if _is_stream(in_fd) else _through_pipe(in_fd)
     pipe = open(source, "rb", buffering=0)  # noqa: SIM115
     transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
-    # One writer thread: a blocking write never stalls the loop (which keeps reading stdin, so a
-    # client that writes before it reads cannot deadlock us), and writes leave in order, whole.
+    # One writer thread: a blocking write never stalls the loop (which keeps reading stdin up
+    # to the connection's bound, so a client that writes before it reads is not held up before
+    # that), and writes leave in order, whole.
     output = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mcpkit-stdout")
 
     async def write_bytes(data: bytes) -> None:
@@ -208,7 +350,7 @@ async def _serve_process(
 
     try:
         session = session_factory()
-        await serve_stdio(session, reader, write_bytes, max_line_bytes=max_line_bytes)
+        return await serve_stdio(session, reader, write_bytes, max_line_bytes=max_line_bytes)
     finally:
         transport.close()
         output.shutdown(wait=True)

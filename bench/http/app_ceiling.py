@@ -2,7 +2,8 @@
 
 It reads the whole request body and answers every request with the same 100-byte JSON
 document, so it measures what uvicorn (httptools on asyncio, one worker) costs per request with
-no MCP work at all.  ``python bench/http/app_ceiling.py --port 8300`` (project venv).
+no MCP work at all (under the same guarded httptools protocol, so the connection limits are
+in both sides of the comparison).  ``python bench/http/app_ceiling.py --port 8300`` (project venv).
 
 The ``uvicorn.Config`` below repeats the options of ``mcpkit.Server._uvicorn`` (``mcpkit serve``):
 keep the two in step.
@@ -11,11 +12,13 @@ keep the two in step.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import uvicorn
+
+from mcpkit.limits import DEFAULT_LIMITS
+from mcpkit.transports._connections import guarded_protocol
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -51,18 +54,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, default=8300)
     port: int = parser.parse_args().port
+    limits = DEFAULT_LIMITS
     config = uvicorn.Config(
         app,
         host="127.0.0.1",
         port=port,
         loop="asyncio",
-        http="httptools" if importlib.util.find_spec("httptools") else "h11",
+        http=guarded_protocol(limits),  # the connection limits mcpkit serve enforces
         lifespan="on",
         log_level="warning",
         access_log=False,
         server_header=False,
-        timeout_keep_alive=5,
-        limit_concurrency=8192,
+        timeout_keep_alive=limits.keep_alive_timeout_seconds,  # type: ignore[arg-type]
+        limit_concurrency=None,
         timeout_graceful_shutdown=5,
         proxy_headers=False,
     )

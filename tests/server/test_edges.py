@@ -422,14 +422,13 @@ def test_a_removed_method_is_not_found_whatever_its_params(client: TestClient) -
 
 
 def test_race_returns_at_once_for_work_already_done() -> None:
-    from mcpkit.server import Signal
-    from mcpkit.server._execution import _Outcome, _race
+    from mcpkit.server._execution import _Outcome, _race, _Stop
 
     async def scenario() -> _Outcome:
         loop = asyncio.get_running_loop()
         done: asyncio.Future[object] = loop.create_future()
         done.set_result(1)
-        return await _race(loop, done, loop.time() + 10, None, Signal())
+        return await _race(loop, done, loop.time() + 10, None, _Stop())
 
     assert asyncio.run(scenario()) is _Outcome.DONE
 

@@ -134,3 +134,18 @@ def test_a_draining_engine_refuses_new_requests_with_503_until_it_starts_again()
         asyncio.run(server.engine.startup())
         status, retry, _ = post(client, 3)
         assert (status, retry) == (200, None)
+
+
+def test_a_wait_that_begins_after_the_stop_ends_at_once() -> None:
+    """A queued call handed its slot just as the drain ends starts its work after the stop:
+    its wait for the work ends at once, ``STOPPED``."""
+    from mcpkit.server._execution import _Outcome, _race, _Stop
+
+    async def scenario() -> _Outcome:
+        loop = asyncio.get_running_loop()
+        stop = _Stop()
+        stop.set()
+        work: asyncio.Future[object] = loop.create_future()
+        return await _race(loop, work, loop.time() + 10, None, stop)
+
+    assert asyncio.run(scenario()) is _Outcome.STOPPED

@@ -627,6 +627,7 @@ def test_at_the_cap_with_none_idle_a_new_connection_gets_503(
         time.sleep(0.01)
     with running.connect() as fifth:
         assert read_until_closed(fifth) == EXPECTED[503]
+    assert running.open_connections() == 4  # the refused one was never counted
     RELEASE.set()
     for sock in busy[:2]:
         status, answer = read_response(sock)

@@ -90,7 +90,7 @@ class Executor:
         self._lock = threading.Lock()
         self._closed = False
         self._draining = False  # refuse new calls; queued and running ones go on
-        self._stopped = Signal()  # set when a drain's budget is spent: stop every waiter
+        self._stopped = _Stop()  # set when a drain's budget is spent: stop every waiter
         self._calls = 0  # callers waiting in ``run`` (queued or running), for ``drain``
         self._prefix = thread_name_prefix
         self._pool = Workers(slots, thread_name_prefix)
@@ -179,7 +179,7 @@ class Executor:
         its slots."""
         with self._lock:
             self._draining = False
-            self._stopped = Signal()
+            self._stopped = _Stop()
             if not self._closed:
                 return
             self._pool = Workers(self._slots, self._prefix)
@@ -360,6 +360,23 @@ class Executor:
         )
 
 
+class _Stop:
+    """The end of a drain: every wait in ``_race`` is woken and ends ``STOPPED``.  A plain
+    set of wake-up callbacks (added and discarded by C calls), not a ``Signal``: every call
+    that waits registers with it, and almost none ever sees it set."""
+
+    __slots__ = ("flag", "wakers")
+
+    def __init__(self) -> None:
+        self.flag = False
+        self.wakers: set[Callable[..., None]] = set()
+
+    def set(self) -> None:
+        self.flag = True
+        for wake in list(self.wakers):
+            wake()
+
+
 # What a running call's caller gets when its wait ends without the work.
 _FAILURES: Final = {
     _Outcome.DEADLINE: DeadlineExceeded,
@@ -373,7 +390,7 @@ async def _race(
     future: asyncio.Future[Any],
     deadline: float,
     disconnected: asyncio.Event | None,
-    stopped: Signal,
+    stopped: _Stop,
 ) -> _Outcome:
     """Wait until ``future`` completes, the deadline passes, ``disconnected`` is set or the
     executor is ``stopped``.
@@ -398,13 +415,16 @@ async def _race(
         elif disconnected is not None:
             watcher = loop.create_task(disconnected.wait())
             watcher.add_done_callback(wake)
-        stopped.add_callback(wake)
+        wakers = stopped.wakers
+        wakers.add(wake)  # a C call: the stop is never used on the request path
+        if stopped.flag:
+            wake()
         try:
             await waiter
         finally:
             timer.cancel()
             future.remove_done_callback(wake)
-            stopped.remove_callback(wake)
+            wakers.discard(wake)
             if isinstance(disconnected, Signal):
                 disconnected.remove_callback(wake)
             if watcher is not None:
@@ -413,6 +433,6 @@ async def _race(
         return _Outcome.DONE
     if disconnected is not None and disconnected.is_set():
         return _Outcome.DISCONNECTED
-    if stopped.is_set():
+    if stopped.flag:
         return _Outcome.STOPPED
     return _Outcome.DEADLINE

@@ -208,7 +208,10 @@ class Responder:
     async def finish(self, status: int, message: bytes) -> None:
         """End the response: the last SSE event on a committed stream (whatever ``status``
         would have been, the stream is already 200), else a JSON body or an empty one."""
-        self.close()
+        if self._room is None:
+            self._closed = True  # ``close()``'s case without a notification, inline: most ends
+        else:
+            self.close()
         if self._drainer is not None:
             await self._stop(self._drainer)  # what was queued before the end is written first
         exchange = self._exchange

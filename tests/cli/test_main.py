@@ -264,6 +264,24 @@ def test_loop_picks_the_event_loop_and_keeps_the_address(
     assert "invalid choice" in capsys.readouterr().err
 
 
+def test_drain_sets_the_stop_budget_and_keeps_the_rest(
+    tmp_path: Path,
+    recorded: Recorded,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    endpoints_file(tmp_path, "cli_drain_module", "server = Server(Main, port=8128)")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["serve", "cli_drain_module", "--drain", "2.5"]) == 0
+    (drained,) = recorded.runs
+    assert (drained.drain_seconds, drained.port) == (2.5, 8128)
+    capsys.readouterr()
+    assert main(["serve", "cli_drain_module", "--drain", "-1"]) == 2
+    assert capsys.readouterr().err == (
+        "mcpkit: Server: drain_seconds must be a number from 0 to 3600\n"
+    )
+
+
 def test_an_unknown_module_exits_2_naming_it(
     recorded: Recorded, capsys: pytest.CaptureFixture[str]
 ) -> None:

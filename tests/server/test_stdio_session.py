@@ -647,7 +647,10 @@ def test_shutdown_answers_every_request_in_flight_with_the_overload_error() -> N
     run(scenario)
 
 
-def test_shutdown_answers_a_request_still_being_admitted_which_then_never_runs() -> None:
+@pytest.mark.parametrize("ending", ["shutdown", "cancel"])
+def test_a_request_settled_while_it_is_admitted_never_runs(ending: str) -> None:
+    """A shutdown answers it with the overload error; a client's cancel leaves it unanswered.
+    Either way the handler never runs once admission decides."""
     admitting = asyncio.Event()
     decide = asyncio.Event()
 
@@ -661,33 +664,14 @@ def test_shutdown_answers_a_request_still_being_admitted_which_then_never_runs()
     async def scenario() -> None:
         task = client.start(modern_request("tools/call", call("gate", {"name": "a"}), id="a"))
         await admitting.wait()
-        assert await client.connection.shutdown(client.write) == 1
-        assert client.take() == [error("a", *OVERLOADED)]
+        if ending == "shutdown":
+            assert await client.connection.shutdown(client.write) == 1
+            assert client.take() == [error("a", *OVERLOADED)]
+        else:
+            await client.send(cancel("a"))
         decide.set()
         await asyncio.wait_for(task, WAIT)
         assert client.written == [] and "a" not in state.entered
-
-    run(scenario)
-
-
-def test_a_request_cancelled_while_it_is_admitted_never_runs() -> None:
-    admitting = asyncio.Event()
-    decide = asyncio.Event()
-
-    async def admission(request: AdmissionRequest) -> Admitted:
-        admitting.set()
-        await decide.wait()
-        return Admitted()
-
-    client = connect(Server(Stdio, admission=admission), None)
-
-    async def scenario() -> None:
-        task = client.start(modern_request("tools/call", call("gate", {"name": "x"}), id=9))
-        await admitting.wait()
-        await client.send(cancel(9))
-        decide.set()
-        await asyncio.wait_for(task, WAIT)
-        assert client.written == [] and "x" not in state.entered
         assert await client.connection.shutdown(client.write) == 0
 
     run(scenario)

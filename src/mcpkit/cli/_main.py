@@ -1,4 +1,5 @@
-"""``mcpkit serve FILE_OR_MODULE[:ATTR] [--host H] [--port P] [--stdio] [--path P]``.
+"""``mcpkit serve FILE_OR_MODULE[:ATTR] [--host H] [--port P] [--loop L] [--drain S] [--stdio]
+[--path P]``.
 
 The target names a Python file or an importable module and, optionally, an attribute: a
 ``Server``, an ``EndpointRegistry``, an ``Endpoint`` or an ``@endpoint`` class.  Without an
@@ -81,6 +82,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="the event loop for HTTP (default: the server's, asyncio unless it says otherwise)",
     )
+    serve.add_argument(
+        "--drain",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="on SIGTERM/SIGINT, how long calls in flight may finish (default: the server's, 30)",
+    )
     arguments = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
     try:
@@ -89,9 +97,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             # Non-zero when stdin closed while requests were still running past the grace
             # period: they were answered as overloaded, not served.
             return 1 if server.run_stdio(arguments.path) else 0
-        if arguments.host is not None or arguments.port is not None or arguments.loop:
+        if (
+            arguments.host is not None
+            or arguments.port is not None
+            or arguments.loop
+            or arguments.drain is not None
+        ):
             server = server.configured(
-                host=arguments.host, port=arguments.port, loop=arguments.loop
+                host=arguments.host,
+                port=arguments.port,
+                loop=arguments.loop,
+                drain_seconds=arguments.drain,
             )
     except ConfigurationError as error:
         print(f"mcpkit: {error}", file=sys.stderr)

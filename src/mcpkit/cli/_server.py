@@ -153,7 +153,6 @@ class Server:
             "prompt_list_cache": prompt_list_cache,
             "discover_cache": discover_cache,
             "keyring": keyring,
-            "drain_seconds": drain_seconds,
         }
         self.drain_seconds = float(drain_seconds)
         self.engine: Engine = build_engine(
@@ -184,14 +183,16 @@ class Server:
         host: str | None = None,
         port: int | None = None,
         loop: EventLoop | None = None,
+        drain_seconds: float | None = None,
     ) -> Server:
-        """The same server on another address or loop (what ``mcpkit serve --host/--port/--loop``
-        uses)."""
+        """The same server on another address, loop or drain budget (what ``mcpkit serve
+        --host/--port/--loop/--drain`` uses)."""
         return Server(
             self.registry,
             host=self.host if host is None else host,
             port=self.port if port is None else port,
             loop=self.loop if loop is None else loop,
+            drain_seconds=self.drain_seconds if drain_seconds is None else drain_seconds,
             **self._options,
         )
 

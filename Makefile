@@ -39,14 +39,15 @@ test: venv
 	$(MAKE) --no-print-directory fuzz FUZZ_ITERATIONS=50000
 	$(MAKE) --no-print-directory conformance
 
-# The official MCP conformance suite (Node >= 22 and the pinned harness are installed on first
-# use; ../shared/tools/run-conformance.sh) against examples/everything.py, started afresh for
-# each run.  Scenarios that fail today for a known reason are listed, with that reason, in
-# conformance/expected-failures.<revision>.yml; anything else failing, or a listed scenario
-# passing, fails the target.  Results: build/conformance (conformance/README.md).
+# The official MCP conformance suite against examples/everything.py, started afresh for each
+# run by tools/run_conformance.py (which installs Node >= 22 and the pinned harness into
+# build/conformance-cache on first use).  Scenarios that fail today for a known reason are
+# listed, with that reason, in conformance/expected-failures.<revision>.yml; anything else
+# failing, or a listed scenario passing, fails the target.  Results: build/conformance
+# (conformance/README.md).
 conformance: venv
 	rm -rf build/conformance
-	bash ../shared/tools/run-conformance.sh \
+	$(PY) tools/run_conformance.py \
 		--cmd '$(abspath $(PY)) -m mcpkit serve $(abspath examples/everything.py) --port {port}' \
 		--runs "req:2025-11-25 req:2026-07-28 spec:2025-06-18" \
 		--expected-failures '$(abspath conformance)/expected-failures.{rev}.yml' \

@@ -3,8 +3,8 @@ suite's server scenarios that mcpkit can serve today, written with mcpkit's deco
 
 ``mcpkit serve examples/everything.py --port 3001`` serves it at ``http://127.0.0.1:3001/mcp``
 on all three revisions; point the conformance harness at that URL (a loopback host: the
-DNS-rebinding scenario needs one).  The names, arguments and outputs are the harness's
-(``reference/conformance.md`` §5), so do not rename anything here.
+DNS-rebinding scenario needs one).  The names, arguments and outputs are the ones the harness's
+scenarios call and check, so do not rename anything here.
 
 Tools: ``test_simple_text``, ``test_image_content``, ``test_audio_content``,
 ``test_embedded_resource``, ``test_multiple_content_types``, ``test_tool_with_logging``,

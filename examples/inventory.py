@@ -1,4 +1,4 @@
-"""The inventory endpoint of seed 003, written with mcpkit's decorators (DESIGN.md §5).
+"""An inventory endpoint (a product catalog behind MCP), written with mcpkit's decorators.
 
 One class is one endpoint: ``@endpoint`` builds and checks the whole catalog when the class is
 defined, and each decorated method is one operation whose schema comes from its signature.

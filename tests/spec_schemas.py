@@ -1,4 +1,4 @@
-"""The official MCP JSON Schemas, for checking what mcpkit writes (DESIGN.md §9).
+"""The official MCP JSON Schemas, for checking what mcpkit writes.
 
 One place for the tests of every layer: where the schemas live, how a definition is
 looked up, and the strictness added on top (every object definition closed with
@@ -10,20 +10,15 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 
-# The official schemas travel in shared/, which sits beside the repository for sessions and CI.
-SCHEMAS = Path(
-    os.environ.get(
-        "MCPKIT_SPEC_SCHEMAS",
-        Path(__file__).resolve().parents[1].parent / "shared" / "spec-schemas",
-    )
-)
+# Copies of the official schemas, one file per revision; data/spec-schemas/README.md says
+# where they come from and how to refresh them.
+SCHEMAS = Path(__file__).resolve().parent / "data" / "spec-schemas"
 
 
 @functools.cache
@@ -31,7 +26,7 @@ def closed_document(revision: str) -> dict[str, Any]:
     """The revision's schema with its object definitions closed; fails if it is missing."""
     path = SCHEMAS / f"{revision}.json"
     if not path.is_file():
-        pytest.fail(f"official schemas not found at {SCHEMAS} (set MCPKIT_SPEC_SCHEMAS)")
+        pytest.fail(f"official schema {path} not found (see {SCHEMAS / 'README.md'})")
     document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     for name, definition in definitions(document).items():
         closable = "properties" in definition and "additionalProperties" not in definition

@@ -720,3 +720,27 @@ def test_allowed_hosts_are_compared_case_insensitively() -> None:
             for host in ("mcp.example", "MCP.EXAMPLE:443", "mcp.example.evil")
         ]
     assert answers == [200, 200, 421]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("max_sessions", 100),
+        ("max_sessions_per_owner", 4),
+        ("session_idle_timeout_seconds", 900.0),
+        ("session_absolute_timeout_seconds", 86_400.0),
+        ("max_session_metadata_bytes", 1024),
+        ("max_active_calls_per_session", 8),
+        ("max_anonymous_sessions", 0),
+    ],
+)
+def test_session_limits_are_refused_until_sessions_exist(field: str, value: float) -> None:
+    """A server cannot apply session bounds without sessions: a changed one is refused, never
+    silently ignored; the defaults are accepted."""
+    with pytest.raises(ConfigurationError) as caught:
+        Server(Main, limits=Limits().replace(**{field: value}))
+    assert str(caught.value) == (
+        f"Limits.{field} is not supported yet: 2025 revisions are served without sessions, so "
+        "session limits would limit nothing; leave the session fields at their defaults"
+    )
+    assert Server(Main, limits=Limits()).engine.limits == Limits()

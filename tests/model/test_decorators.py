@@ -106,7 +106,6 @@ def text_resource(uri: str, text: str) -> ResourceOutput:
     description="Inventory search",
     website_url="https://example.com/inventory",
     instructions="Prefer inventory.search before reading an item.",
-    tool_rate_limiter="inventory",
     resource_list_cache=CachePolicy(1000, "public"),
     resource_template_list_cache=CachePolicy(2000, "private"),
 )
@@ -162,16 +161,16 @@ def test_pk_01_an_01_the_class_decorator_builds_the_endpoint_at_definition() -> 
 def test_an_04_to_13_endpoint_elements_reach_the_endpoint() -> None:
     """The endpoint elements reach the built endpoint: AN-05 ``name`` and ``version`` as the
     advertised implementation identity, AN-09 ``title``, ``description`` and ``website_url``,
-    AN-10 ``instructions`` (returning them in the initialize result is the server's), AN-11
-    ``tool_rate_limiter`` (resolving the name is the server build's), AN-12 and AN-13 the
-    resource and template list cache hints, and AN-07 no session revisions unless given."""
+    AN-10 ``instructions`` (returning them in the initialize result is the server's), AN-11 no
+    ``tool_rate_limiter`` (refused until rate limiting exists), AN-12 and AN-13 the resource
+    and template list cache hints, and AN-07 no session revisions."""
     implementation = ENDPOINT.implementation
     assert (implementation.name, implementation.version) == ("inventory", "1.0.0")
     assert implementation.title == "Inventory MCP"
     assert implementation.description == "Inventory search"
     assert implementation.website_url == "https://example.com/inventory"
     assert ENDPOINT.instructions == "Prefer inventory.search before reading an item."
-    assert ENDPOINT.tool_rate_limiter == "inventory"
+    assert ENDPOINT.tool_rate_limiter is None
     assert ENDPOINT.resource_list_cache == CachePolicy(1000, "public")
     assert ENDPOINT.resource_template_list_cache == CachePolicy(2000, "private")
     assert ENDPOINT.session_revisions == frozenset()
@@ -307,12 +306,13 @@ def test_an_17_an_18_the_input_schema_comes_from_the_parameters() -> None:
 
 
 def test_an_16_every_tool_element_reaches_the_registration() -> None:
-    """AN-16: the tool decorator carries the name, title, description, the named rate limiter,
-    structured-content mirroring, the input declarations and the request-state mode."""
+    """AN-16: the tool decorator carries the name, title, description, structured-content
+    mirroring, the input declarations and the request-state mode (a named rate limiter is
+    refused until rate limiting exists)."""
 
     @endpoint(path="/an16/mcp", name="a", version="1", revisions={MODERN})
     class Options:
-        @tool(name="edit", title="Edit", description="Edits an item", rate_limiter="writes",
+        @tool(name="edit", title="Edit", description="Edits an item",
               mirror_structured_content=False,
               input_requests=[InputRequestDeclaration.elicitation_form()],
               request_state_mode=RequestStateMode.FRAMEWORK_PROTECTED)  # fmt: skip
@@ -327,7 +327,7 @@ def test_an_16_every_tool_element_reaches_the_registration() -> None:
     edit = built.find_tool("edit", MODERN)
     assert edit is not None
     assert (edit.name, edit.title, edit.description) == ("edit", "Edit", "Edits an item")
-    assert edit.rate_limiter == "writes"
+    assert edit.rate_limiter is None
     assert edit.mirror_structured_content is False
     assert edit.input_requests == (InputRequestDeclaration.elicitation_form(),)
     assert edit.request_state_mode is RequestStateMode.FRAMEWORK_PROTECTED
@@ -764,12 +764,11 @@ def test_an_14_empty_text_means_not_supplied() -> None:
 
 
 def test_an_07_defaults_of_an_endpoint_without_operations() -> None:
-    """AN-07: an explicit subset of served 2025 revisions is kept as the session revisions;
-    AN-09, AN-10, AN-11: the metadata, instructions and limiter name are optional; AN-12, AN-13:
-    both list cache hints default to private, no caching."""
+    """AN-07: no session revisions; AN-09, AN-10, AN-11: the metadata, instructions and
+    limiter name are optional; AN-12, AN-13: both list cache hints default to private, no
+    caching."""
 
-    @endpoint(path="/none/mcp", name="n", version="1", revisions=[NOVEMBER],
-              session_revisions={NOVEMBER})  # fmt: skip
+    @endpoint(path="/none/mcp", name="n", version="1", revisions=[NOVEMBER])
     class Nothing:
         pass
 
@@ -783,7 +782,7 @@ def test_an_07_defaults_of_an_endpoint_without_operations() -> None:
     assert built.resource_list is None
     assert built.resource_list_cache is CachePolicy.PRIVATE_NO_CACHE
     assert built.resource_template_list_cache is CachePolicy.PRIVATE_NO_CACHE
-    assert built.session_revisions == frozenset({NOVEMBER})
+    assert built.session_revisions == frozenset()
     assert built.capabilities(NOVEMBER) == {}
 
 

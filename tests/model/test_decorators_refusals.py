@@ -156,6 +156,29 @@ def test_an_07_session_revisions_are_served_2025_revisions() -> None:
             pass
 
 
+def test_settings_not_supported_yet_are_refused_by_the_decorators() -> None:
+    """Sessions and rate limits are not served yet: naming them is refused, never ignored."""
+    with refused("@endpoint class", "session_revisions is not supported yet"):
+
+        @build(revisions={MODERN, NOVEMBER}, session_revisions={NOVEMBER})
+        class Sessions:
+            pass
+
+    with refused("@endpoint class", "tool_rate_limiter is not supported yet"):
+
+        @build(tool_rate_limiter="inventory")
+        class Limited:
+            pass
+
+    with refused("rate_limiter is not supported yet"):
+
+        @build()
+        class LimitedTool:
+            @tool(name="t", rate_limiter="writes")
+            def t(self) -> CompleteResult:
+                return CompleteResult.from_tool_text("t")
+
+
 def test_an_12_cache_policies_are_checked_by_the_endpoint() -> None:
     with refused("@endpoint class", "resource_list_cache"):
 

@@ -178,8 +178,6 @@ def test_ep_08_pe_03_every_configured_value_has_an_immutable_getter() -> None:
         resource_list=lister,
         resource_list_cache=cache,
         resource_template_list_cache=CachePolicy(5, "private"),
-        tool_rate_limiter="inventory",
-        session_revisions=[JUNE],
     )
     tools.clear()
     prompts.clear()
@@ -191,9 +189,22 @@ def test_ep_08_pe_03_every_configured_value_has_an_immutable_getter() -> None:
     assert built.resource_list is lister
     assert built.resource_list_cache is cache
     assert built.resource_template_list_cache == CachePolicy(5, "private")
-    assert built.tool_rate_limiter == "inventory"
-    assert built.session_revisions == frozenset({JUNE})
+    assert built.tool_rate_limiter is None
+    assert built.session_revisions == frozenset()
     assert isinstance(built.session_revisions, frozenset)
+
+
+def test_settings_not_supported_yet_are_refused_not_ignored() -> None:
+    """Sessions and rate limits are not served yet: a valid value is refused with a message
+    that says so, rather than accepted and silently without effect."""
+    assert refusal(tool_rate_limiter="inventory") == ENDPOINT_PREFIX + (
+        "tool_rate_limiter is not supported yet: mcpkit has no rate limiting, so no tool would "
+        "be limited; remove the option (limit calls in an admission controller meanwhile)"
+    )
+    assert refusal(session_revisions=[JUNE]) == ENDPOINT_PREFIX + (
+        "session_revisions is not supported yet: 2025 revisions are served without sessions "
+        "(no Mcp-Session-Id); remove the option"
+    )
 
 
 def test_ep_01_an_endpoint_is_immutable_compared_by_identity_and_has_a_short_repr() -> None:
@@ -289,8 +300,8 @@ def test_pe_06_cache_hints_are_cache_policies(option: str) -> None:
 
 
 def test_rv_07_session_revisions_are_served_2025_revisions_only() -> None:
-    both = endpoint(session_revisions={JUNE, NOVEMBER})
-    assert both.session_revisions == frozenset({JUNE, NOVEMBER})
+    both = refusal(session_revisions={JUNE, NOVEMBER})  # well-formed, and not supported yet
+    assert "session_revisions is not supported yet" in both
     modern = refusal(session_revisions={MODERN})
     assert modern == ENDPOINT_PREFIX + (
         "session_revisions 2026-07-28 must be served 2025 revisions only; 2026-07-28 is always "
@@ -532,15 +543,14 @@ def test_pe_04_appending_checks_everything_again() -> None:
 
 
 def test_pe_03_replace_replaces_values_and_keeps_the_rest() -> None:
-    base = endpoint(tools=[tool()], instructions="Read first.", session_revisions={JUNE})
+    base = endpoint(tools=[tool()], instructions="Read first.")
     replaced = base.replace(tools=[], revisions={JUNE, MODERN})
     assert replaced.tools == ()
     assert replaced.revisions == frozenset({JUNE, MODERN})
     assert replaced.instructions == "Read first."
-    assert replaced.session_revisions == frozenset({JUNE})
     assert replaced.resource_list_cache is base.resource_list_cache
     with pytest.raises(ConfigurationError, match="session_revisions 2025-06-18"):
-        base.replace(revisions={MODERN}, tools=[])
+        base.replace(revisions={MODERN}, tools=[], session_revisions={JUNE})
     with pytest.raises(TypeError):
         base.replace(unknown=1)
 

@@ -184,9 +184,15 @@ class Endpoint:
             raise site.fail("implementation must be an Implementation")
         values["implementation"] = implementation
         values["instructions"] = checks.text_option(site, "instructions", instructions, empty=True)
-        values["tool_rate_limiter"] = checks.text_option(
+        values["tool_rate_limiter"] = limiter = checks.text_option(
             site, "tool_rate_limiter", tool_rate_limiter, empty=False
         )
+        if limiter is not None:
+            raise site.fail(
+                "tool_rate_limiter is not supported yet: mcpkit has no rate limiting, so no "
+                "tool would be limited; remove the option (limit calls in an admission "
+                "controller meanwhile)"
+            )
         for option, policy in (
             ("resource_list_cache", resource_list_cache),
             ("resource_template_list_cache", resource_template_list_cache),
@@ -201,6 +207,11 @@ class Endpoint:
             raise site.fail(
                 f"session_revisions {checks.wires(sessions)} must be served 2025 revisions "
                 "only; 2026-07-28 is always stateless (RV-07)"
+            )
+        if sessions:
+            raise site.fail(
+                "session_revisions is not supported yet: 2025 revisions are served without "
+                "sessions (no Mcp-Session-Id); remove the option"
             )
         values["tools"] = tools = checks.registrations(site, "tools", tools, ToolRegistration)
         values["prompts"] = prompts = checks.registrations(

@@ -55,6 +55,19 @@ class EngineSettings:
     """The clock request state is sealed and opened against (tests inject one)."""
 
 
+# The ``Limits`` fields of 2025 sessions, which mcpkit does not serve yet: a server refuses
+# any of them changed, rather than accept a bound it cannot apply.
+_SESSION_LIMITS = (
+    "max_sessions",
+    "max_sessions_per_owner",
+    "session_idle_timeout_seconds",
+    "session_absolute_timeout_seconds",
+    "max_session_metadata_bytes",
+    "max_active_calls_per_session",
+    "max_anonymous_sessions",
+)
+
+
 def _is_coroutine_function(hook: object) -> bool:
     call = getattr(hook, "__call__", None)  # noqa: B004 - callable objects with async __call__
     return inspect.iscoroutinefunction(hook) or inspect.iscoroutinefunction(call)
@@ -134,6 +147,15 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
     if not isinstance(registry, EndpointRegistry):
         raise ConfigurationError("build_engine: registry must be an EndpointRegistry")
     limits = settings.limits
+    changed = [
+        name for name in _SESSION_LIMITS if getattr(limits, name) != getattr(DEFAULT_LIMITS, name)
+    ]
+    if changed:
+        raise ConfigurationError(
+            f"Limits.{changed[0]} is not supported yet: 2025 revisions are served without "
+            "sessions, so session limits would limit nothing; leave the session fields at "
+            "their defaults"
+        )
     if settings.cors is not None and not isinstance(settings.cors, CorsPolicy):
         raise ConfigurationError("cors must be a CorsPolicy or None")
     for name, hook in (

@@ -2,7 +2,7 @@
 
 Every framework error derives from :class:`MCPKitError` and knows how it reaches the wire: a
 JSON-RPC code, a default HTTP status and a fixed public message.  The public message never
-contains submitted data (DESIGN.md §1.6): wire errors take no message argument at all, and the
+contains submitted data: wire errors take no message argument at all, and the
 few classes that carry developer detail (:class:`ConfigurationError`) keep it out of
 ``message``, which is the only text the protocol layer may send.
 
@@ -31,7 +31,7 @@ Tree::
     │   └── SchemaError               an authored schema or a Python type is outside Profile 1
     └── InvalidValueError             a value factory refused its input (e.g. an unpaired surrogate)
 
-The HTTP status on a class is its default; where the seeds give a failure a different status in
+The HTTP status on a class is its default; where the protocol gives a failure a different status in
 a given context (for example -32602 inside an HTTP 200 tool exchange on 2025-06-18), the
 protocol layer's one error mapping decides.
 """
@@ -122,9 +122,9 @@ class ArgumentsFailure(enum.Enum):
     LITERAL = "literal"
     NOT_INTEGER = "not_integer"
     INTEGER_CHARS = "integer_chars"
-    """One integer's expanded decimal spelling is over ``max_integer_chars`` (TD-02)."""
+    """One integer's expanded decimal spelling is over ``max_integer_chars``."""
     BINDING_INTEGER_CHARS = "binding_integer_chars"
-    """The binding's integers together are over ``max_binding_integer_chars`` (TD-03)."""
+    """The binding's integers together are over ``max_binding_integer_chars``."""
     INTEGER_WIDTH = "integer_width"
     FLOAT_RANGE = "float_range"
     NODES = "nodes"
@@ -149,7 +149,7 @@ class OutputFailure(enum.Enum):
 
 
 class ParseError(ProtocolError):
-    """Strict JSON parsing or one of its limits failed (JL-20: HTTP 400 on every revision)."""
+    """Strict JSON parsing or one of its limits failed (HTTP 400 on every revision)."""
 
     jsonrpc_code = -32700
     http_status = 400
@@ -181,7 +181,7 @@ class InvalidParams(ProtocolError):
 class ArgumentsInvalid(InvalidParams):
     """Tool arguments failed the input schema, its evaluation budget, or typed binding.
 
-    One fixed outcome for all three (seed 000, "Input validation failures"): a completed
+    One fixed outcome for all three: a completed
     ``isError`` tool result with this text on 2025-11-25 and 2026-07-28, JSON-RPC -32602 on
     2025-06-18.  The protocol layer's error mapping chooses; the handler is never invoked.
     """
@@ -201,7 +201,7 @@ class InternalError(ProtocolError):
 
 
 class OutputError(InternalError):
-    """A value could not be written within the output limits (JL-21, JL-22: HTTP 200)."""
+    """A value could not be written within the output limits (HTTP 200)."""
 
     http_status = 200
 
@@ -233,16 +233,16 @@ _MAX_ECHOED_URI = 65_535
 
 class ProtectorUnavailable(InternalError):
     """Framework-protected request state could not be sealed or opened because the protector
-    (randomness, the cryptographic provider, the keyring) is unavailable; soklet4-digest §2.4:
+    (randomness, the cryptographic provider, the keyring) is unavailable:
     503 / -32603, with nothing about the cause."""
 
     http_status = 503
 
 
 class ResourceNotFound(ProtocolError):
-    """No resource has the URI.  ``data.uri`` names it: the spec asks for it (spec brief §9,
-    SEP-2164), and it is the client's own request target, not a value it submitted for a
-    handler; a URI over 65,535 characters or a non-string is left out."""
+    """No resource has the URI.  ``data.uri`` names it: the spec asks for it (SEP-2164), and it is
+    the client's own request target, not a value it submitted for a handler; a URI over 65,535
+    characters or a non-string is left out."""
 
     jsonrpc_code = -32002
     http_status = 200

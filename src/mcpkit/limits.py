@@ -1,6 +1,6 @@
-"""Every input-driven bound mcpkit enforces, in one frozen object (DESIGN.md §6).
+"""Every input-driven bound mcpkit enforces, in one frozen object.
 
-Defaults are the seeds' production defaults.  Each field has an allowed range checked at
+Defaults are production defaults.  Each field has an allowed range checked at
 construction: values can be lowered freely, and raised only as far as the codec and the
 runtime stay safe (for example the request body may be configured up to 16 MiB, never more).
 """
@@ -78,35 +78,35 @@ _FLOAT_FIELDS: Final = frozenset(
 class Limits:
     """Bounds on every cost a request can drive.  Immutable; use :meth:`replace` to derive."""
 
-    # JSON (seed 000, "JSON and schema limits")
+    # JSON
     max_request_bytes: int = 10 * MiB
-    """JL-01: request body bytes; configurable up to 16 MiB."""
+    """Request body bytes; configurable up to 16 MiB."""
     max_response_bytes: int = 4 * MiB
-    """JL-02: one complete UTF-8 JSON response, wrappers and metadata included."""
+    """One complete UTF-8 JSON response, wrappers and metadata included."""
     max_json_depth: int = 128
-    """JL-03: nested arrays and objects on any path, read or written."""
+    """Nested arrays and objects on any path, read or written."""
     max_json_nodes: int = 100_000
-    """JL-04 / TD-12: JSON values in one document, and nodes in one typed binding."""
+    """JSON values in one document, and nodes in one typed binding."""
     max_string_units: int = 1_048_576
-    """JL-11: UTF-16 code units of one decoded string or member name."""
+    """UTF-16 code units of one decoded string or member name."""
     max_token_units: int = 1_048_576
-    """JL-12: UTF-16 code units of one string's escaped spelling, quotes excluded."""
+    """UTF-16 code units of one string's escaped spelling, quotes excluded."""
 
     # Tool Schema Profile 1
     max_schema_nodes: int = 4_096
-    """JL-05: compiled schema nodes."""
+    """Compiled schema nodes."""
     max_schema_depth: int = 64
-    """JL-06: schema nesting depth."""
+    """Schema nesting depth."""
     max_evaluation_operations: int = 1_000_000
-    """JL-07: evaluation budget per call."""
+    """Evaluation budget per call."""
     max_concurrent_evaluations: int = 128
-    """JL-08: schema evaluations running at once, server-wide."""
+    """Schema evaluations running at once, server-wide."""
 
     # Typed binding
     max_integer_chars: int = 1_024
-    """TD-02: expanded decimal spelling of one bound integer, minus sign included."""
+    """Expanded decimal spelling of one bound integer, minus sign included."""
     max_binding_integer_chars: int = 4_194_304
-    """TD-03: expanded integer characters across one binding."""
+    """Expanded integer characters across one binding."""
 
     # Content and headers
     max_binary_item_bytes: int = 786_432
@@ -117,7 +117,7 @@ class Limits:
     """Characters of a ``resources/read`` URI tried against resource templates (Soklet's bound);
     a longer URI can still match an exact resource, never a template."""
 
-    # Multi-round request state (soklet4-digest §2.3-2.4)
+    # Multi-round request state
     max_request_state_bytes: int = 65_536
     """UTF-8 bytes of one ``requestState`` string, application- or framework-protected."""
     max_request_state_decoded_bytes: int = 49_152
@@ -141,7 +141,7 @@ class Limits:
     max_active_calls_per_session: int = 32
     max_anonymous_sessions: int = 64
 
-    # HTTP connections of the embedded server (``Server.run``/``serve``; soklet4-digest §1.1)
+    # HTTP connections of the embedded server (``Server.run``/``serve``)
     max_header_count: int = 100
     """Header fields in one request head; one more is refused with 431."""
     max_header_bytes: int = 64 * KiB
@@ -207,4 +207,4 @@ class Limits:
 
 
 DEFAULT_LIMITS: Final = Limits()
-"""The seeds' production defaults."""
+"""The production defaults."""

@@ -125,7 +125,7 @@ def test_an_05_implementation_refusals_become_configuration_errors() -> None:
 
 @pytest.mark.parametrize("revisions", [frozenset(), {"2026-07-28"}, "2026-07-28", 5])
 def test_an_06_revisions_are_a_non_empty_set_of_revisions(revisions: object) -> None:
-    with refused("revisions must be a non-empty set of Revision members (AN-06"):
+    with refused("revisions must be a non-empty set of Revision members"):
 
         @build(revisions=revisions)
         class Bad:

@@ -251,7 +251,7 @@ def test_ep_02_a_path_must_be_a_str() -> None:
 def test_rv_02_the_endpoint_revisions_must_not_be_empty(revisions: object) -> None:
     message = refusal(revisions=revisions)
     assert message == (
-        "endpoint '/inventory/mcp': revisions must not be empty: no revision is assumed (RV-02)"
+        "endpoint '/inventory/mcp': revisions must not be empty: no revision is assumed"
     )
 
 
@@ -305,7 +305,7 @@ def test_rv_07_session_revisions_are_served_2025_revisions_only() -> None:
     modern = refusal(session_revisions={MODERN})
     assert modern == ENDPOINT_PREFIX + (
         "session_revisions 2026-07-28 must be served 2025 revisions only; 2026-07-28 is always "
-        "stateless (RV-07)"
+        "stateless"
     )
     unserved = refusal(revisions={NOVEMBER, MODERN}, session_revisions=[JUNE])
     assert unserved.startswith("endpoint '/inventory/mcp' (revisions 2025-11-25, 2026-07-28): ")
@@ -367,7 +367,7 @@ def test_rv_04_tr_04_pe_07_an_operation_serves_only_the_endpoint_revisions(
     assert message.startswith("endpoint '/inventory/mcp' (revisions 2026-07-28): " + operation)
     assert message.endswith(
         "selects 2025-06-18, 2025-11-25, which the endpoint does not serve; an operation's "
-        "revisions must be a subset of its endpoint's (RV-04)"
+        "revisions must be a subset of its endpoint's"
     )
 
 
@@ -387,11 +387,11 @@ def test_lg_04_the_2025_object_output_rule_is_rechecked_with_the_path() -> None:
     message = refusal(tools=[listed])
     assert message == ENDPOINT_PREFIX + (
         "tool 'inventory.all' (revisions 2025-11-25, 2026-07-28) declares a non-object output "
-        "schema, but structured content must be a JSON object on 2025-11-25 (LG-01, LG-02, LG-04)"
+        "schema, but structured content must be a JSON object on 2025-11-25"
     )
     # After the subsets (RV-04), before uniqueness (CT-02).
-    assert refusal(revisions=[MODERN], tools=[listed]).endswith("(RV-04)")
-    assert refusal(tools=[listed, listed]).endswith("(LG-01, LG-02, LG-04)")
+    assert refusal(revisions=[MODERN], tools=[listed]).endswith("subset of its endpoint's")
+    assert refusal(tools=[listed, listed]).endswith("must be a JSON object on 2025-11-25")
 
 
 def test_lg_04_legacy_tools_with_object_or_no_output_schema_are_accepted() -> None:
@@ -406,7 +406,7 @@ def test_ct_02_tool_names_are_unique_within_an_endpoint_whatever_their_revisions
     assert message == ENDPOINT_PREFIX + (
         "tool 'inventory.search' (revisions 2026-07-28) repeats the name of tool "
         "'inventory.search' (revisions 2025-06-18); names must be unique within an endpoint, "
-        "whatever their revisions (CT-02)"
+        "whatever their revisions"
     )
     assert "repeats the name" in refusal(tools=[first, first])
 
@@ -414,7 +414,7 @@ def test_ct_02_tool_names_are_unique_within_an_endpoint_whatever_their_revisions
 def test_ct_02_prompt_names_are_unique_and_separate_from_tool_names() -> None:
     message = refusal(prompts=[prompt(), prompt(revisions=ONLY_MODERN)])
     assert message.startswith(ENDPOINT_PREFIX + "prompt 'inventory.summary' (revisions 2026-07-28)")
-    assert message.endswith("(CT-02)")
+    assert message.endswith("names must be unique within an endpoint, whatever their revisions")
     shared = endpoint(tools=[tool("same")], prompts=[prompt("same")])
     assert shared.find_tool("same", MODERN) is not None
     assert shared.find_prompt("same", MODERN) is not None
@@ -425,7 +425,7 @@ def test_ct_03_exact_resource_uris_are_unique() -> None:
     assert message == ENDPOINT_PREFIX + (
         "resource 'inventory://catalog' (revisions 2026-07-28) repeats the URI of resource "
         "'inventory://catalog' (revisions 2025-06-18, 2025-11-25, 2026-07-28); URIs must be "
-        "unique within an endpoint, whatever their revisions (CT-03)"
+        "unique within an endpoint, whatever their revisions"
     )
 
 
@@ -436,7 +436,7 @@ def test_ct_03_long_uris_are_shown_bounded_in_messages() -> None:
     assert message == ENDPOINT_PREFIX + (
         f"resource {shown} (revisions 2025-06-18, 2025-11-25, 2026-07-28) repeats the URI of "
         f"resource {shown} (revisions 2025-06-18, 2025-11-25, 2026-07-28); URIs must be unique "
-        "within an endpoint, whatever their revisions (CT-03)"
+        "within an endpoint, whatever their revisions"
     )
     assert uri not in message
 
@@ -447,7 +447,7 @@ def test_ct_04_template_strings_are_unique() -> None:
         ENDPOINT_PREFIX + "resource template 'inventory://items/{sku}' (revisions 2026-07-28) "
         "repeats the template of resource template 'inventory://items/{sku}'"
     )
-    assert message.endswith("(CT-04)")
+    assert message.endswith("templates must be unique within an endpoint, whatever their revisions")
 
 
 def test_ct_05_overlapping_templates_are_refused_naming_both() -> None:
@@ -458,7 +458,7 @@ def test_ct_05_overlapping_templates_are_refused_naming_both() -> None:
     assert message == ENDPOINT_PREFIX + (
         "resource template 'inventory://items/{sku}' (revisions 2025-06-18, 2025-11-25, "
         "2026-07-28) and resource template 'inventory://{kind}/sku-1' (revisions 2026-07-28) "
-        "overlap: some URI could match both, so a read would depend on registration order (CT-05)"
+        "overlap: some URI could match both, so a read would depend on registration order"
     )
     with pytest.raises(ConfigurationError) as caught:
         endpoint(resources=[first, template("inventory://items/{id}")])
@@ -475,29 +475,30 @@ def test_ct_05_templates_are_bounded_per_endpoint() -> None:
     assert len(endpoint(resources=many).templates_for(MODERN)) == MAX_TEMPLATES_PER_ENDPOINT
     message = refusal(resources=[*many, template("inventory://last/{v}")])
     assert message == ENDPOINT_PREFIX + (
-        "has 257 resource templates; an endpoint may have at most 256 (CT-05 overlap checks are "
-        "bounded)"
+        "has 257 resource templates; an endpoint may have at most 256 (overlap checks are bounded)"
     )
 
 
 def test_the_checks_run_in_the_documented_order() -> None:
     # path before revisions, revisions before options, options before registrations ...
     assert refusal(path="/a/", revisions=()).startswith("endpoint path '/a/'")
-    assert refusal(revisions=(), implementation=None).endswith("(RV-02)")
+    assert refusal(revisions=(), implementation=None).endswith("no revision is assumed")
     assert refusal(implementation=None, session_revisions={MODERN}).endswith("Implementation")
     assert "session_revisions" in refusal(session_revisions={MODERN}, tools=tool())
     # ... collections before subsets, subsets before outputs and uniqueness ...
     assert "prompts[0]" in refusal(revisions=[MODERN], tools=[tool()], prompts=[tool()])
-    assert "(RV-04)" in refusal(revisions=[MODERN], prompts=[prompt()] * 2)
+    assert "subset of its endpoint's" in refusal(revisions=[MODERN], prompts=[prompt()] * 2)
     twice_then_unserved = [tool(revisions=ONLY_MODERN)] * 2 + [tool("x")]
-    assert "(RV-04)" in refusal(revisions=[MODERN], tools=twice_then_unserved)
+    assert "subset of its endpoint's" in refusal(revisions=[MODERN], tools=twice_then_unserved)
     # ... uniqueness in the order tools, prompts, URIs, templates, then overlaps.
+    unique = "must be unique within an endpoint, whatever their revisions"
     twice = {"tools": [tool()] * 2, "prompts": [prompt()] * 2}
-    assert refusal(**twice).endswith("(CT-02)") and "tool 'inventory.search'" in refusal(**twice)
-    assert refusal(prompts=[prompt()] * 2, resources=[exact()] * 2).endswith("(CT-02)")
-    assert refusal(resources=[template()] * 2 + [exact()] * 2).endswith("(CT-03)")
+    assert refusal(**twice).endswith("names " + unique)
+    assert "tool 'inventory.search'" in refusal(**twice)
+    assert refusal(prompts=[prompt()] * 2, resources=[exact()] * 2).endswith("names " + unique)
+    assert refusal(resources=[template()] * 2 + [exact()] * 2).endswith("URIs " + unique)
     overlapping = [template(), template("inventory://items/{id}"), template("x://{a}")]
-    assert refusal(resources=[*overlapping, template("x://{a}")]).endswith("(CT-04)")
+    assert refusal(resources=[*overlapping, template("x://{a}")]).endswith("templates " + unique)
 
 
 def test_ct_06_registration_order_is_kept() -> None:
@@ -534,9 +535,9 @@ def test_pe_04_with_prompts_and_with_resources_append() -> None:
 
 def test_pe_04_appending_checks_everything_again() -> None:
     base = endpoint(tools=[tool()], resources=[template()])
-    with pytest.raises(ConfigurationError, match=r"\(CT-02\)"):
+    with pytest.raises(ConfigurationError, match="names must be unique within an endpoint"):
         base.with_tools(tool())
-    with pytest.raises(ConfigurationError, match=r"\(CT-05\)"):
+    with pytest.raises(ConfigurationError, match="would depend on registration order"):
         base.with_resources(template("inventory://{kind}/{id}"))
     with pytest.raises(ConfigurationError, match=r"tools\[1\] must be a ToolRegistration"):
         base.with_tools(_any("inventory.other"))

@@ -312,7 +312,7 @@ def test_rv_06_multi_round_operations_select_only_2026(
     assert str(caught.value) == (
         f"{label} (revisions {legacy.wire}, 2026-07-28): input requests and request state "
         "exist only on 2026-07-28; an operation that declares them must select only "
-        "Revision.V2026_07_28 (RV-06)"
+        "Revision.V2026_07_28"
     )
 
 

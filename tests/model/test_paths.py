@@ -120,7 +120,7 @@ def test_non_ascii_must_be_percent_encoded_EP_05() -> None:
 
 
 def test_paths_have_no_parameters_EP_06() -> None:
-    with pytest.raises(ConfigurationError, match="EP-06"):
+    with pytest.raises(ConfigurationError, match="cannot have path parameters"):
         validate_endpoint_path("/tenants/{tenant}/mcp")
 
 

@@ -196,8 +196,8 @@ def test_rv03_every_revision_may_be_selected() -> None:
 @pytest.mark.parametrize(
     ("revisions", "problem"),
     [
-        (set(), "revisions must not be empty (RV-03)"),
-        ((), "revisions must not be empty (RV-03)"),
+        (set(), "revisions must not be empty"),
+        ((), "revisions must not be empty"),
         ({"2026-07-28"}, "every revision must be a Revision member"),
         (Revision.V2026_07_28, "revisions must be a set of Revision members"),
         ("2026-07-28", "revisions must be a set of Revision members"),

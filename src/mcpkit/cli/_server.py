@@ -5,7 +5,7 @@ embedded uvicorn (httptools, on asyncio's loop unless ``loop="uvloop"``) and blo
 is the same as a coroutine on the caller's loop;
 ``asgi()`` returns the pure ASGI app to mount in any ASGI host; ``run_stdio()`` serves one
 endpoint over stdin and stdout.  The default bind is 127.0.0.1:8000; binding anything else
-requires an explicit ``allowed_hosts`` list (soklet4-digest §1.1).
+requires an explicit ``allowed_hosts`` list.
 """
 
 from __future__ import annotations
@@ -227,7 +227,7 @@ class Server:
             # The guarded protocol caps connections itself, closing idle ones to make room.
             limit_concurrency=None,
             timeout_graceful_shutdown=5,
-            # Forwarded headers never identify a host or a client (soklet4-digest §1.2), and
+            # Forwarded headers never identify a host or a client, and
             # the middleware that reads them costs a layer per request.
             proxy_headers=False,
         )

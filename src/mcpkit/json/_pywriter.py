@@ -2,7 +2,7 @@
 
 Invariants:
 
-- Output is compact UTF-8 JSON, members in mapping order, strings escaped by the seed's table
+- Output is compact UTF-8 JSON, members in mapping order, strings escaped by one fixed table
   (``_ESCAPES``); every string written passes the decoder's string checks under the same
   limits.
 - The output never holds more than ``max_response_bytes``: a piece that would take it past
@@ -48,7 +48,7 @@ from mcpkit.limits import Limits
 
 __all__ = ["encode"]
 
-# The seed's table: seven two-character escapes, every other C0 control as \u00xx (lowercase
+# The escape table: seven two-character escapes, every other C0 control as \u00xx (lowercase
 # hex); everything else, DEL and non-ASCII included, is written as itself.
 _ESCAPES: Final[dict[int, str]] = {code: f"\\u{code:04x}" for code in range(0x20)}
 _ESCAPES.update({0x22: '\\"', 0x5C: "\\\\", 0x0A: "\\n", 0x09: "\\t", 0x0D: "\\r"})

@@ -1,4 +1,4 @@
-"""Immutable JSON values and JSON equality (seed 000, "Content and JSON values"; JV-01..08).
+"""Immutable JSON values and JSON equality.
 
 JSON scalars are plain Python values (``str``, ``int``, ``Decimal``, ``bool``, ``None``), so
 handlers read arguments without unwrapping; the two containers are immutable subclasses of
@@ -45,7 +45,7 @@ def string(text: str) -> str:
     """Return ``text`` if it is well-formed (no unpaired surrogate), else raise.
 
     Well-formed text is kept exactly: empty strings, controls, emoji, combining marks and
-    distinct normalisation forms are not touched (CB-16).
+    distinct normalisation forms are not touched.
     """
     if type(text) is not str:
         if not isinstance(text, str):
@@ -307,7 +307,7 @@ def _number(value: int | Decimal | float) -> int | Decimal:
 
 
 def json_equal(a: object, b: object) -> bool:
-    """JSON equality of two JSON-like values (JV-04: ``1``, ``1.0`` and ``1E+0`` are equal)."""
+    """JSON equality of two JSON-like values (``1``, ``1.0`` and ``1E+0`` are equal)."""
     if a is b:
         return not (isinstance(a, (Decimal, float)) and a != a)  # NaN is never equal
     if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
@@ -331,10 +331,10 @@ def json_equal(a: object, b: object) -> bool:
 
 
 def json_hash(value: object) -> int:
-    """A hash consistent with :func:`json_equal` (JV-05).
+    """A hash consistent with :func:`json_equal`.
 
     Numbers use Python's numeric hash, which is scale-insensitive and computes powers of ten
-    modulo a prime, so ``1E+999999999`` hashes without being expanded (JV-07).
+    modulo a prime, so ``1E+999999999`` hashes without being expanded.
     """
     if value is True:
         return _TRUE_HASH

@@ -1,7 +1,7 @@
 """The authoring model: revisions, endpoint paths, resource templates, content blocks and the
 values handlers build (layer 4).
 
-Everything here is immutable and validated at construction (DESIGN.md §1.2, §1.3); nothing here
+Everything here is immutable and validated at construction; nothing here
 knows how a revision projects a value onto the wire, which is ``mcpkit.protocol``'s job.
 """
 

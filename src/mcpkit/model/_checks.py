@@ -1,4 +1,4 @@
-"""Field checks for the model's frozen values (CB-03, CB-08..12, CB-16; DESIGN.md §1.2).
+"""Field checks for the model's frozen values.
 
 A check takes the value a caller supplied and returns the value to store: converted (a float
 priority becomes a ``Decimal``), copied (binary data becomes immutable ``bytes``) or as given.
@@ -107,7 +107,7 @@ def optional(check: Check) -> Check:
 
 
 def absolute_uri(value: str) -> str:
-    """An absolute URI: a scheme is required, nothing is normalised (CB-08, CB-09)."""
+    """An absolute URI: a scheme is required, nothing is normalised."""
     value = string(value)
     if _SCHEME.match(value) is None:
         raise InvalidValueError("must be an absolute URI that starts with a scheme (RFC 3986)")
@@ -123,7 +123,7 @@ def media_type(value: str) -> str:
 def private_bytes(value: object) -> bytes:
     if not isinstance(value, (bytes, bytearray, memoryview)):
         raise InvalidValueError("must be bytes, bytearray or memoryview")
-    return bytes(value)  # a private copy of any mutable buffer (CB-03)
+    return bytes(value)  # a private copy of any mutable buffer
 
 
 def meta_object(value: object) -> JsonObject | None:
@@ -181,7 +181,7 @@ def timestamp(value: str) -> str:
 
 
 def icon_sizes(value: object) -> tuple[str, ...] | None:
-    """ASCII-decimal ``WxH`` with a lowercase ``x``, or exactly ``any`` (CB-11, CB-12)."""
+    """ASCII-decimal ``WxH`` with a lowercase ``x``, or exactly ``any``."""
     if value is None:
         return None
     sizes = tuple(map(str.__str__, sequence_of(value, str, "every size must be a str")))

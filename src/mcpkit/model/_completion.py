@@ -1,5 +1,5 @@
 """Argument completion: the suggestions a ``completion/complete`` handler returns, and the
-completers a prompt or a resource template declares (CB-16; spec-brief §5.4).
+completers a prompt or a resource template declares.
 
 A completer is attached to one declared prompt argument or one template variable and is called
 as ``handler(ctx, value, arguments)``: the partial value the client typed, and the arguments
@@ -40,7 +40,7 @@ _MAX_TOTAL: Final = 2**53 - 1
 
 
 def _values(value: object) -> tuple[str, ...]:
-    """At most 100 well-formed strings, kept exactly (CB-16: argument-completion values)."""
+    """At most 100 well-formed strings, kept exactly (argument-completion values)."""
     values = sequence_of(value, str, "every value must be a str")
     if len(values) > MAX_COMPLETION_VALUES:
         raise InvalidValueError(f"at most {MAX_COMPLETION_VALUES} values (the protocol's cap)")
@@ -62,7 +62,7 @@ class Completion:
 
     ``total`` is how many suggestions exist in all, when known (at least ``len(values)``);
     ``has_more`` says more exist than were sent, even when the total is unknown.  Values are
-    well-formed text kept exactly (CB-16).  ``repr`` shows only how many values there are,
+    well-formed text kept exactly.  ``repr`` shows only how many values there are,
     because suggestions may be as sensitive as the data they come from.
     """
 
@@ -118,7 +118,7 @@ def check_completions(
     the keys whose completer is a coroutine function (decided once, like ``is_async``).
 
     A completer for a name that is not declared could never be asked for, so it is a mistake
-    the developer should hear about now (fail closed, DESIGN.md §1.2).
+    the developer should hear about now (fail closed).
     """
     if not isinstance(completions, Mapping):
         raise owner.fail(f"completions must be a mapping of {what} names to completion handlers")

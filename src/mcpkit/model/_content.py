@@ -1,13 +1,13 @@
-"""Content blocks: what tool results and prompt messages carry (CB-01..19, CB-27).
+"""Content blocks: what tool results and prompt messages carry.
 
 Each class is a frozen, slotted, keyword-only dataclass whose ``__post_init__`` runs one check
 per field, so a block that exists is one the protocol layer can write.  Two checks are
-deliberately *not* made at construction (CB-18, CB-27): JSON size limits and the 786,432-byte
+deliberately *not* made at construction: JSON size limits and the 786,432-byte
 binary ceiling apply when a response is written, because only then is the whole response known.
 
-Text is kept exactly (CB-17): text fields only refuse unpaired surrogates (CB-16), so empty
+Text is kept exactly: text fields only refuse unpaired surrogates, so empty
 strings, controls, emoji, combining marks and NFC/NFD spellings survive as given.  Binary data
-is copied into immutable ``bytes`` (CB-03), so mutating the caller's buffer later changes
+is copied into immutable ``bytes``, so mutating the caller's buffer later changes
 nothing.  ``repr`` never shows text, binary data, ``data:`` URIs or metadata, only their sizes,
 because reprs end up in logs.  A refusal raises ``InvalidValueError`` naming the field and the
 rule, never the value; the checks themselves are ``_checks``'s.
@@ -132,7 +132,7 @@ class _Value:
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class Annotations(_Value):
-    """Hints for the client about content (CB-06): who it is for, how important it is (0 to 1)
+    """Hints for the client about content: who it is for, how important it is (0 to 1)
     and when it last changed.
 
     ``priority`` is stored as the JSON number it will be written as (a float becomes the
@@ -158,12 +158,12 @@ class Annotations(_Value):
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class Icon(_Value):
-    """An icon a client may display (CB-07..13).
+    """An icon a client may display.
 
-    ``src`` must be an absolute URI (any scheme: mcpkit fetches nothing and keeps no allowlist,
-    CB-14) and is kept unnormalised.  ``sizes`` entries are ASCII-decimal ``WxH`` with a
-    lowercase ``x``, or exactly ``any``; order, duplicates and spelling are kept, and an empty
-    sequence is stored as ``None``.  Nothing checks the image itself (CB-13).
+    ``src`` must be an absolute URI (any scheme: mcpkit fetches nothing and keeps no allowlist) and
+    is kept unnormalised.  ``sizes`` entries are ASCII-decimal ``WxH`` with a lowercase ``x``, or
+    exactly ``any``; order, duplicates and spelling are kept, and an empty sequence is stored as
+    ``None``.  Nothing checks the image itself.
     """
 
     src: str
@@ -180,7 +180,7 @@ class Icon(_Value):
 
     def with_sizes(self, sizes: tuple[str, ...] | list[str] | None) -> Icon:
         """A copy with ``sizes`` replaced; invalid sizes raise, and ``self`` is, as always,
-        unchanged (CB-12)."""
+        unchanged."""
         return replace(self, sizes=tuple(sizes) if isinstance(sizes, list) else sizes)
 
     def to_json(self) -> JsonObject:
@@ -200,7 +200,7 @@ def _icons(value: object) -> tuple[Icon, ...]:
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class TextContent(_Value):
-    """Text for the model or the user (CB-02), kept exactly as given."""
+    """Text for the model or the user, kept exactly as given."""
 
     text: str
     annotations: Annotations | None = None
@@ -246,9 +246,9 @@ class _BinaryContent(_Value):
 
 
 class ImageContent(_BinaryContent):
-    """An image: a private copy of ``data`` (any bytes-like object) and its media type (CB-03).
+    """An image: a private copy of ``data`` (any bytes-like object) and its media type.
 
-    The bytes are not inspected and the media type is checked for syntax only (CB-23).
+    The bytes are not inspected and the media type is checked for syntax only.
     """
 
     __slots__ = ()
@@ -256,7 +256,7 @@ class ImageContent(_BinaryContent):
 
 
 class AudioContent(_BinaryContent):
-    """Audio: a private copy of ``data`` (any bytes-like object) and its media type (CB-03)."""
+    """Audio: a private copy of ``data`` (any bytes-like object) and its media type."""
 
     __slots__ = ()
     _KIND = "audio"
@@ -264,7 +264,7 @@ class AudioContent(_BinaryContent):
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class ResourceLink(_Value):
-    """A link to a resource the client may read (CB-04): the URI and name plus the optional
+    """A link to a resource the client may read: the URI and name plus the optional
     resource descriptor fields.  ``size`` is the raw size in bytes, when known."""
 
     uri: str
@@ -310,7 +310,7 @@ class ResourceLink(_Value):
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class TextResourceContents(_Value):
-    """The text of a resource, inline (CB-05); the text is kept exactly."""
+    """The text of a resource, inline; the text is kept exactly."""
 
     uri: str
     text: str
@@ -330,7 +330,7 @@ class TextResourceContents(_Value):
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class BlobResourceContents(_Value):
-    """The bytes of a resource, inline (CB-05): a private copy of ``blob``."""
+    """The bytes of a resource, inline: a private copy of ``blob``."""
 
     uri: str
     blob: bytes
@@ -360,7 +360,7 @@ _RESOURCE: Final = instance_of(
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class EmbeddedResource(_Value):
-    """A resource's contents placed inline in a result or prompt message (CB-05)."""
+    """A resource's contents placed inline in a result or prompt message."""
 
     resource: ResourceContents
     annotations: Annotations | None = None
@@ -381,4 +381,4 @@ class EmbeddedResource(_Value):
 ContentBlock: TypeAlias = (
     TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
 )
-"""The closed family of content blocks (CB-01)."""
+"""The closed family of content blocks."""

@@ -1,4 +1,4 @@
-"""What a handler is given besides its arguments (seed 000, "Handler context"; HC-01..15).
+"""What a handler is given besides its arguments.
 
 An advanced handler is called as ``handler(ctx, arguments, features)``:
 
@@ -10,7 +10,7 @@ An advanced handler is called as ``handler(ctx, arguments, features)``:
   adding a feature never changes a handler signature: a ``CancellationToken`` always, a
   ``ProgressReporter`` only when the client asked for progress.
 
-All of it is request-scoped (HC-15): keep none of it beyond the request; durable work goes
+All of it is request-scoped: keep none of it beyond the request; durable work goes
 through MCP Tasks.  Nothing here imports an event loop: the token is a ``threading.Event`` and
 the reporter calls a plain function the server supplies, so sync and async handlers share them.
 """
@@ -58,14 +58,14 @@ A = TypeVar("A")
 T = TypeVar("T")
 
 RequestId: TypeAlias = str | int
-"""A JSON-RPC request id, type kept: ``"1"`` and ``1`` are different ids (HC-06)."""
+"""A JSON-RPC request id, type kept: ``"1"`` and ``1`` are different ids."""
 
 _NO_STRINGS: Final[Mapping[str, str]] = MappingProxyType({})
 
 
 class OperationType(enum.Enum):
     """What a request asks for, so application code branches without comparing protocol
-    strings (HC-12).  ``OTHER`` covers unrecognised, future and extension methods; the exact
+    strings.  ``OTHER`` covers unrecognised, future and extension methods; the exact
     method string stays on ``RequestContext.method``."""
 
     INITIALIZE = "initialize"
@@ -104,7 +104,7 @@ _BY_METHOD: Final[dict[str, OperationType]] = {
 
 
 class CancellationToken:
-    """A cooperative, thread-safe cancellation flag, one per invocation (HC-14).
+    """A cooperative, thread-safe cancellation flag, one per invocation.
 
     The server cancels it (deadline, disconnect, shutdown, a 2025 session's
     ``notifications/cancelled``); the handler polls ``cancelled`` or calls
@@ -152,7 +152,7 @@ def _number(value: object, name: str) -> int | Decimal:
 
 class ProgressReporter:
     """Sends ``notifications/progress`` for one request; present only when the client sent a
-    ``progressToken`` (HC-14).
+    ``progressToken``.
 
     The server constructs it with the client's token and a ``send`` function that delivers
     the notification's ``params`` object (blocking while the stream is backed up).  The rules
@@ -291,7 +291,7 @@ class RequestLogger:
 
 @dataclass(frozen=True, slots=True, init=False)
 class InvocationFeatures:
-    """Request-scoped optional behaviour, looked up by type (HC-13, HC-14).
+    """Request-scoped optional behaviour, looked up by type.
 
     Exactly one ``CancellationToken`` is always present; a ``ProgressReporter`` only when the
     client asked for progress; later features (task creation) join the same way.  Two features
@@ -355,7 +355,7 @@ def _json_object(value: object) -> JsonObject:
 # ``Class[T](...)`` (typing sets ``__orig_class__`` through the pre-slots ``__setattr__``).
 @dataclass(frozen=True, kw_only=True, repr=False)
 class ToolArguments(Generic[A]):
-    """A tool's arguments twice (HC-03): ``converted`` is what the tool's argument type bound
+    """A tool's arguments twice: ``converted`` is what the tool's argument type bound
     (the ``JsonObject`` itself for raw and authored tools); ``raw`` is the immutable JSON
     object that passed the input schema, for logging, auditing or re-validation."""
 
@@ -394,26 +394,26 @@ _EMPTY: Final = JsonObject()
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
 class RequestContext:
-    """One request as a handler sees it (HC-04..12).  Built by the server; immutable.
+    """One request as a handler sees it.  Built by the server; immutable.
 
     * ``endpoint`` and ``http_request``: the selected endpoint and the originating, immutable
-      transport request (``None`` when there is none, e.g. stdio) (HC-04).
+      transport request (``None`` when there is none, e.g. stdio).
     * ``revision``, ``method`` (the exact validated JSON-RPC method), ``operation_type``
       (derived from ``method``, never supplied separately, so the two cannot disagree),
       ``request_id`` (``None`` for none) and ``operation_name`` (the tool or prompt name, or
-      the resource URI) (HC-06, HC-12).
-    * ``client_info`` and ``client_capabilities`` (HC-07).  ``client_info`` is what the client
-      says about itself: informational, for display and logs, never an identity (HC-11).
-    * ``meta`` (the request's ``_meta``) and, on a 2026-07-28 multi-round retry (HC-08), the
+      the resource URI).
+    * ``client_info`` and ``client_capabilities``.  ``client_info`` is what the client
+      says about itself: informational, for display and logs, never an identity.
+    * ``meta`` (the request's ``_meta``) and, on a 2026-07-28 multi-round retry, the
       raw ``input_responses`` object (read one answer with :meth:`input_response` or the typed
       :meth:`elicitation`, :meth:`sampling` and :meth:`roots`) and the verified state: the
       application-protected ``request_state`` string, or the opened ``framework_state`` JSON
       value (``UNSET`` unless the operation's mode is ``FRAMEWORK_PROTECTED`` and the server
       verified the client's state).
     * ``trace``: the validated MCP trace context and baggage (``traceparent``,
-      ``tracestate``, ``baggage``), from ``_meta`` only, never from HTTP headers (HC-09).
-    * ``identity``: what admission accepted; the only identity a handler may trust (HC-10).
-    * ``path_parameters``: always empty, because endpoint paths are exact (HC-05).
+      ``tracestate``, ``baggage``), from ``_meta`` only, never from HTTP headers.
+    * ``identity``: what admission accepted; the only identity a handler may trust.
+    * ``path_parameters``: always empty, because endpoint paths are exact.
 
     Two contexts are never equal unless they are the same object: each is one request.  The
     ``repr`` shows the revision and method only, because contexts end up in logs.
@@ -455,7 +455,7 @@ class RequestContext:
 
     @property
     def path_parameters(self) -> Mapping[str, str]:
-        """Always empty: endpoint paths are exact, so there is nothing to extract (HC-05)."""
+        """Always empty: endpoint paths are exact, so there is nothing to extract."""
         return _NO_STRINGS
 
     def input_response(self, key: str) -> JsonObject | None:

@@ -1,10 +1,9 @@
 """Decorator authoring: ``@endpoint`` on a class, ``@tool``, ``@prompt``, ``@resource`` and
-``@resource_list`` on its methods (seed 003 "Annotation-driven authoring"; AN-01..18, PK-01..09,
-CT-07, HC-01).
+``@resource_list`` on its methods.
 
 Soklet's annotation processor validates annotated classes and writes immutable descriptors at
 compile time; the runtime only loads those descriptors and never reflects over methods to build
-a catalog (PK-01, PK-02).  The Python analogue keeps the same two halves:
+a catalog.  The Python analogue keeps the same two halves:
 
 * a method decorator only attaches a frozen descriptor (a ``*Spec``) to the function and returns
   the function itself, so the method keeps its exact type for type checkers and can still be
@@ -12,14 +11,14 @@ a catalog (PK-01, PK-02).  The Python analogue keeps the same two halves:
   effect);
 * the class decorator runs once, when the class statement finishes: it reads the class's own
   ``__dict__`` in definition order (never ``dir()``, never base classes), turns each decorated
-  method into the same registration the programmatic factories build (TR-02), sorts them (CT-07)
-  and builds the whole ``Endpoint``, so every construction rule fails at class definition
-  (PK-01).  The result is attached as ``cls.__mcp_endpoint__``, which is all
-  ``EndpointRegistry.from_classes`` reads.
+  method into the same registration the programmatic factories build, sorts them
+  and builds the whole ``Endpoint``, so every construction rule fails at class definition. The
+  result is attached as ``cls.__mcp_endpoint__``, which is all ``EndpointRegistry.from_classes``
+  reads.
 
 How a method becomes a handler (parameters, framework injection, the instance provider) lives in
-``_method_adapters``.  Following seed 003, an empty string means "not supplied" for every
-optional text element (AN-14).
+``_method_adapters``.  As in Soklet's annotations, an empty string means "not supplied" for every
+optional text element.
 """
 
 from __future__ import annotations
@@ -73,13 +72,13 @@ _NO_COMPLETIONS: Final[Mapping[str, CompletionHandler]] = MappingProxyType({})
 
 
 def _text(value: str | None) -> str | None:
-    """AN-14: ``""`` is "not supplied" for optional text, as in Soklet's annotations."""
+    """``""`` is "not supplied" for optional text, as in Soklet's annotations."""
     return None if value == "" else value
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolSpec:
-    """What ``@tool`` recorded; ``revisions=None`` inherits the endpoint's (DESIGN.md §4)."""
+    """What ``@tool`` recorded; ``revisions=None`` inherits the endpoint's."""
 
     name: str
     revisions: Collection[Revision] | None
@@ -174,13 +173,13 @@ def tool(
     input_requests: Sequence[InputRequestDeclaration] = (),
     request_state_mode: RequestStateMode | None = None,
 ) -> Callable[[_F], _F]:
-    """Mark a method as a tool (AN-16).
+    """Mark a method as a tool.
 
     The method's business parameters become the input schema (a ``T | None`` or defaulted
-    parameter is optional, ``Annotated[T, Arg(...)]`` renames and documents, AN-17/18) and its
+    parameter is optional, ``Annotated[T, Arg(...)]`` renames and documents) and its
     return annotation the output schema.  A method returning an ``OperationResult`` (e.g.
     ``CompleteResult``) is an advanced tool and may declare ``input_requests`` (the kinds of
-    input request it may emit, ``@McpMayRequestInput``) and a ``request_state_mode`` (AN-03).
+    input request it may emit, ``@McpMayRequestInput``) and a ``request_state_mode``.
     The hint keywords (``read_only``...) are shorthand for ``annotations=ToolAnnotations(...)``;
     giving both is refused.
     """
@@ -225,7 +224,7 @@ def prompt(
     ``str | None`` / defaulted (optional) prompt arguments; ``Annotated[str, Arg(name=,
     title=, description=)]`` publishes another name or documentation.  ``completions`` maps
     published argument names to completion handlers; ``input_requests`` and
-    ``request_state_mode`` are its multi-round declarations (AN-03)."""
+    ``request_state_mode`` are its multi-round declarations."""
     spec = PromptSpec(
         name=name,
         revisions=revisions,
@@ -256,8 +255,8 @@ def resource(
 ) -> Callable[[_F], _F]:
     """Mark a method as a resource: exact when ``uri`` has no ``{variable}``, else a template
     whose variables reach ``str`` parameters of the same name (or ``Annotated[str,
-    UriParam("sku")]``), exactly as decoded (CT-12).  ``input_requests`` and
-    ``request_state_mode`` are its multi-round declarations (AN-03)."""
+    UriParam("sku")]``), exactly as decoded.  ``input_requests`` and
+    ``request_state_mode`` are its multi-round declarations."""
     spec = ResourceSpec(
         uri=uri,
         name=name,
@@ -277,8 +276,7 @@ def resource(
 
 def resource_list(*, revisions: Collection[Revision] | None = None) -> Callable[[_F], _F]:
     """Mark the method that serves ``resources/list`` pages: one ``str | None`` business
-    parameter (the cursor, ``None`` for the first page), returning a ``ResourceListPage``
-    (PE-07, CT-10)."""
+    parameter (the cursor, ``None`` for the first page), returning a ``ResourceListPage``."""
     return _attach(ResourceListSpec(revisions=revisions), "resource_list")
 
 
@@ -311,12 +309,12 @@ def endpoint(
     resource_template_list_cache: CachePolicy | None = None,
     instance_provider: Callable[[type[Any]], object] | None = None,
 ) -> Callable[[_C], _C]:
-    """Build the class's ``Endpoint`` now, from its decorated methods (AN-04..13, PK-01).
+    """Build the class's ``Endpoint`` now, from its decorated methods.
 
-    ``path``, ``name``, ``version`` and ``revisions`` are required (AN-04..06); the caches
+    ``path``, ``name``, ``version`` and ``revisions`` are required; the caches
     default to ``CachePolicy.PRIVATE_NO_CACHE``.  ``instance_provider(cls)`` supplies the
     instance each invocation runs on (default ``cls()``); it is called per invocation, never
-    while building or listing, and its instances are neither cached nor closed (PK-09).  Every
+    while building or listing, and its instances are neither cached nor closed.  Every
     refusal is a ``ConfigurationError`` (``SchemaError`` for types) naming the class, and the
     method and operation where one is at fault.
     """
@@ -361,7 +359,7 @@ def endpoint(
 
 
 def _served(where: str, revisions: object) -> frozenset[Revision]:
-    """The endpoint's revisions, needed before its operations: they inherit them (DESIGN §4)."""
+    """The endpoint's revisions, needed before its operations: they inherit them."""
     if (
         isinstance(revisions, Collection)
         and not isinstance(revisions, str | Mapping)
@@ -369,9 +367,7 @@ def _served(where: str, revisions: object) -> frozenset[Revision]:
         and all(isinstance(revision, Revision) for revision in revisions)
     ):
         return frozenset(revisions)
-    raise ConfigurationError(
-        f"{where}: revisions must be a non-empty set of Revision members (AN-06, RV-02)"
-    )
+    raise ConfigurationError(f"{where}: revisions must be a non-empty set of Revision members")
 
 
 def _cache(policy: CachePolicy | None) -> CachePolicy:
@@ -379,7 +375,7 @@ def _cache(policy: CachePolicy | None) -> CachePolicy:
 
 
 def _resource_key(registration: ResourceRegistration) -> str:
-    """CT-07: resources and templates in code-point order of the URI or template text."""
+    """Resources and templates in code-point order of the URI or template text."""
     template = registration.template
     return str(registration.uri) if template is None else template.text
 
@@ -389,7 +385,7 @@ def _collect(
 ) -> _Collected:
     """Every decorated method of ``cls`` itself, in definition order, as a registration."""
     collected = _Collected([], [], [], None)
-    owners: dict[tuple[str, str], str] = {}  # (kind, name or URI) -> method, for CT-02..04
+    owners: dict[tuple[str, str], str] = {}  # (kind, name or URI) -> method, to refuse duplicates
     list_method: str | None = None
     for attribute, value in cls.__dict__.items():
         if isinstance(value, staticmethod | classmethod):
@@ -434,6 +430,6 @@ def _collect(
         if first != attribute:
             raise ConfigurationError(
                 f"{site}: {key[0]} {key[1]!r} is also declared by method {first!r}; names and "
-                "URIs are unique within an endpoint (CT-02..04)"
+                "URIs are unique within an endpoint"
             )
     return collected

@@ -1,16 +1,15 @@
-"""The endpoint: an immutable operation catalog at one exact path (seed 003; EP-01..10, RV-02..04,
-PE-01..07, CT-02..11, LG-04).
+"""The endpoint: an immutable operation catalog at one exact path.
 
 An ``Endpoint`` is built once, checked in full when it is built (``_endpoint_checks`` lists the
-order), and served as is (DESIGN.md §1.2, §1.3).  Everything a request needs per revision is
-decided here too, once (DESIGN.md §1.7): which tools, prompts, resources and templates select
+order), and served as is.  Everything a request needs per revision is
+decided here too, once: which tools, prompts, resources and templates select
 the revision, the name and URI indexes, and the capabilities to advertise.  A request then does
 a dictionary lookup, never a scan of the registrations or a revision comparison.
 
 Python adaptations of Soklet's ``McpEndpoint.Builder``: the constructor takes what
 ``withPath(...)`` and the setters take, by keyword; ``with_tools`` / ``with_prompts`` /
-``with_resources`` append (each argument one registration or a list or tuple of them, the seed's
-singular and collection forms, PE-04) and ``replace(...)`` replaces any value, each returning a
+``with_resources`` append (each argument one registration or a list or tuple of them, like
+Soklet's singular and collection forms) and ``replace(...)`` replaces any value, each returning a
 new, fully re-checked endpoint.
 """
 
@@ -33,15 +32,15 @@ from mcpkit.model._tools import ToolRegistration
 
 __all__ = ["Endpoint", "ResourceMatch"]
 
-"""A read routed through a template is limited to 65,535 characters, as in Soklet
-(reference/soklet4-digest.md §5.2).  Only ASCII can match a template, so characters are bytes;
+"""A read routed through a template is limited to 65,535 characters, as in Soklet.
+Only ASCII can match a template, so characters are bytes;
 the bound keeps the scan over every template of a revision linear in a small number."""
 
 _NO_VARIABLES: Final[Mapping[str, str]] = MappingProxyType({})
 
 ResourceMatch = tuple[ResourceRegistration, Mapping[str, str]]
 """What ``find_resource`` returns: the registration, and its template variables (empty for an
-exact resource), decoded once and read-only (CT-12)."""
+exact resource), decoded once and read-only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,9 +69,9 @@ def _view(
     resources: tuple[ResourceRegistration, ...],
     resource_list: ResourceListRegistration | None,
 ) -> _View:
-    """The catalog of one revision, in registration order (CT-06, CT-08), and its capabilities.
+    """The catalog of one revision, in registration order, and its capabilities.
 
-    Capabilities follow what is registered (EP-07; spec-brief §1.4): ``tools``, ``prompts`` and
+    Capabilities follow what is registered: ``tools``, ``prompts`` and
     ``resources`` are present exactly when an operation of that kind selects the revision (for
     ``resources``: an exact resource, a template or the resource list handler), and
     ``completions`` when a prompt or template selecting it has a completion handler.  Each is
@@ -113,20 +112,20 @@ def _view(
 
 
 class Endpoint:
-    """An immutable operation catalog at one exact path (EP-01, PE-01).
+    """An immutable operation catalog at one exact path.
 
     ``Endpoint(path, implementation, revisions, *, ...)`` takes the exact raw path, the server's
     ``Implementation``, the non-empty set of revisions served at the path and, by keyword:
     ``instructions`` (client-facing guidance), ``tools``, ``prompts`` and ``resources`` (lists or
-    tuples of registrations, order kept, CT-06), ``resource_list`` (the application's
-    ``resources/list`` handler, PE-07), ``resource_list_cache`` and
+    tuples of registrations, order kept), ``resource_list`` (the application's
+    ``resources/list`` handler), ``resource_list_cache`` and
     ``resource_template_list_cache`` (the 2026 cache hints of those two catalogs),
     ``tool_rate_limiter`` (the name of a server limiter applied to every tool) and
     ``session_revisions`` (the served 2025 revisions that use sessions; empty disables them).
 
     Every value is checked now; a refusal is a ``ConfigurationError`` naming the path, the
     operation and the revisions.  An endpoint without operations is valid and advertises no
-    operation capability (EP-07).  Compared by identity; ``repr`` is short.
+    operation capability.  Compared by identity; ``repr`` is short.
     """
 
     __slots__ = (
@@ -206,7 +205,7 @@ class Endpoint:
         if not sessions <= {revision for revision in site.revisions if revision.is_legacy}:
             raise site.fail(
                 f"session_revisions {checks.wires(sessions)} must be served 2025 revisions "
-                "only; 2026-07-28 is always stateless (RV-07)"
+                "only; 2026-07-28 is always stateless"
             )
         if sessions:
             raise site.fail(
@@ -228,12 +227,10 @@ class Endpoint:
         checks.check_object_outputs(site, tools)
         exact = [resource for resource in resources if resource.template is None]
         templates = [resource for resource in resources if resource.template is not None]
-        checks.check_unique(site, "name", "CT-02", ((tool.name, tool) for tool in tools))
-        checks.check_unique(site, "name", "CT-02", ((prompt.name, prompt) for prompt in prompts))
-        checks.check_unique(site, "URI", "CT-03", ((checks.uri_of(r), r) for r in exact))
-        checks.check_unique(
-            site, "template", "CT-04", ((checks.template_of(r).text, r) for r in templates)
-        )
+        checks.check_unique(site, "name", ((tool.name, tool) for tool in tools))
+        checks.check_unique(site, "name", ((prompt.name, prompt) for prompt in prompts))
+        checks.check_unique(site, "URI", ((checks.uri_of(r), r) for r in exact))
+        checks.check_unique(site, "template", ((checks.template_of(r).text, r) for r in templates))
         checks.check_templates(site, templates)
         values["_views"] = MappingProxyType(
             {
@@ -253,7 +250,7 @@ class Endpoint:
     def __repr__(self) -> str:
         return f"<Endpoint {checks.show(self.path)} [{checks.wires(self.revisions)}]>"
 
-    # -- new endpoints (PE-03, PE-04) ----------------------------------------------------------
+    # -- new endpoints ----------------------------------------------------------
 
     def replace(self, **changes: Any) -> Endpoint:
         """A new endpoint with the given constructor values replaced and the rest kept, checked
@@ -266,7 +263,7 @@ class Endpoint:
 
     def with_tools(self, *tools: ToolRegistration | Sequence[ToolRegistration]) -> Endpoint:
         """A new endpoint with ``tools`` appended: each argument one registration or a list or
-        tuple of them (PE-04)."""
+        tuple of them."""
         return self.replace(tools=self.tools + _flatten(tools))
 
     def with_prompts(self, *prompts: PromptRegistration | Sequence[PromptRegistration]) -> Endpoint:
@@ -279,7 +276,7 @@ class Endpoint:
         """A new endpoint with exact resources or templates appended, like :meth:`with_tools`."""
         return self.replace(resources=self.resources + _flatten(resources))
 
-    # -- per-revision views (CT-08, CT-11, EP-07) ---------------------------------------------
+    # -- per-revision views ---------------------------------------------
 
     def tools_for(self, revision: Revision) -> tuple[ToolRegistration, ...]:
         """The tools selecting ``revision``, in registration order; none for an unserved one."""
@@ -303,8 +300,8 @@ class Endpoint:
         return self._views.get(revision, _EMPTY_VIEW).resource_list
 
     def capabilities(self, revision: Revision) -> JsonObject:
-        """The server capabilities to advertise on ``revision``, derived from what selects it
-        (EP-07, EP-09): ``tools``, ``prompts``, ``resources``, ``completions``, each ``{}``."""
+        """The server capabilities to advertise on ``revision``, derived from what selects it:
+        ``tools``, ``prompts``, ``resources``, ``completions``, each ``{}``."""
         return self._views.get(revision, _EMPTY_VIEW).capabilities
 
     def find_tool(self, name: str, revision: Revision) -> ToolRegistration | None:
@@ -319,9 +316,9 @@ class Endpoint:
         self, uri: str, revision: Revision, *, limits: Limits = DEFAULT_LIMITS
     ) -> ResourceMatch | None:
         """Route a ``resources/read``: the exact resource whose URI is exactly ``uri``, else the
-        one template matching it (CT-11), with its decoded variables; ``None`` if neither.
+        one template matching it, with its decoded variables; ``None`` if neither.
 
-        Templates never overlap (CT-05), so at most one matches and the order in which they are
+        Templates never overlap, so at most one matches and the order in which they are
         tried cannot change the answer.  A URI over ``limits.max_templated_uri_chars`` matches
         no template, so the work a client can cause here stays bounded.
         """

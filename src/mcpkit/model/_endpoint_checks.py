@@ -1,24 +1,22 @@
-"""The checks an endpoint is built with (seed 003; EP-02..06, RV-02/04, TR-04, PE-07, CT-02..05,
-LG-04).
+"""The checks an endpoint is built with.
 
 ``Endpoint`` runs them in one documented order, so the same mistake always gives the same error:
 
-1. the path (``validate_endpoint_path``, EP-02..06);
-2. the endpoint's revisions: a non-empty collection of ``Revision`` (RV-02);
+1. the path (``validate_endpoint_path``);
+2. the endpoint's revisions: a non-empty collection of ``Revision``;
 3. the options: implementation, instructions, tool rate limiter, the two cache policies, and
    ``session_revisions`` (served 2025 revisions only);
 4. the registration collections: each a list or tuple of the right class;
-5. every operation's revisions are a subset of the endpoint's (RV-04, TR-04, PE-07), in the
+5. every operation's revisions are a subset of the endpoint's, in the
    order tools, prompts, resources, resource list handler;
-6. the 2025 object-output rule, re-checked with the path (LG-04);
-7. unique tool names and prompt names (CT-02), exact resource URIs (CT-03) and template strings
-   (CT-04);
-8. at most 256 templates, then no two overlapping templates (``check_no_overlaps``, CT-05).
+6. the 2025 object-output rule, re-checked with the path;
+7. unique tool names and prompt names, exact resource URIs and template strings;
+8. at most 256 templates, then no two overlapping templates (``check_no_overlaps``).
 
 Every refusal is a ``ConfigurationError`` that starts with the endpoint's path and revisions and
 names the offending operation by kind, name or URI and revisions, so a developer finds the
 registration at once.  Uniqueness and overlap hold across the whole endpoint whatever the
-revisions, as the seed states them per endpoint: two operations that share a name but not a
+revisions, because they are stated per endpoint: two operations that share a name but not a
 revision would still make the catalog depend on which revision a client picked.
 """
 
@@ -113,7 +111,7 @@ def revision_set(site: Site, option: str, value: object, *, empty: bool) -> froz
     if not isinstance(value, AbstractSet | list | tuple):
         raise site.fail(f"{option} must be a set of Revision members")
     if not value and not empty:
-        raise site.fail(f"{option} must not be empty: no revision is assumed (RV-02)")
+        raise site.fail(f"{option} must not be empty: no revision is assumed")
     if not all(isinstance(revision, Revision) for revision in value):
         raise site.fail(
             f"every member of {option} must be a Revision (Revision.parse reads a wire string)"
@@ -137,7 +135,7 @@ def text_option(site: Site, option: str, value: object, *, empty: bool) -> str |
 
 
 def registrations(site: Site, option: str, value: object, kind: type[_R]) -> tuple[_R, ...]:
-    """A list or tuple of ``kind``, in the order given (CT-06)."""
+    """A list or tuple of ``kind``, in the order given."""
     if not isinstance(value, list | tuple):
         raise site.fail(f"{option} must be a list or tuple of {kind.__name__}")
     for index, item in enumerate(value):
@@ -149,21 +147,21 @@ def registrations(site: Site, option: str, value: object, kind: type[_R]) -> tup
 
 
 def check_subsets(site: Site, operations: Iterable[Operation]) -> None:
-    """RV-04, TR-04, PE-07: an operation serves only revisions its endpoint serves."""
+    """An operation serves only revisions its endpoint serves."""
     for operation in operations:
         extra = operation.revisions - site.revisions
         if extra:
             raise site.fail(
                 f"{describe(operation)} selects {wires(extra)}, which the endpoint does not "
-                "serve; an operation's revisions must be a subset of its endpoint's (RV-04)"
+                "serve; an operation's revisions must be a subset of its endpoint's"
             )
 
 
 def check_object_outputs(site: Site, tools: Iterable[ToolRegistration]) -> None:
-    """LG-04: a tool that selects a 2025 revision declares only an object-shaped output schema.
+    """A tool that selects a 2025 revision declares only an object-shaped output schema.
 
     The tool factories already refuse anything else; checking again here costs nothing and puts
-    the path in the message, as the seed asks, should a registration ever be built another way.
+    the path in the message, should a registration ever be built another way.
     """
     for tool in tools:
         legacy = sorted(revision.wire for revision in tool.revisions if revision.is_legacy)
@@ -174,11 +172,11 @@ def check_object_outputs(site: Site, tools: Iterable[ToolRegistration]) -> None:
         if not (isinstance(document, JsonObject) and document.get("type") == "object"):
             raise site.fail(
                 f"{describe(tool)} declares a non-object output schema, but structured content "
-                f"must be a JSON object on {', '.join(legacy)} (LG-01, LG-02, LG-04)"
+                f"must be a JSON object on {', '.join(legacy)}"
             )
 
 
-def check_unique(site: Site, what: str, rule: str, items: Iterable[tuple[str, Operation]]) -> None:
+def check_unique(site: Site, what: str, items: Iterable[tuple[str, Operation]]) -> None:
     """Refuse a second operation with the same key (a name, a URI or a template string)."""
     seen: dict[str, Operation] = {}
     for key, operation in items:
@@ -186,13 +184,13 @@ def check_unique(site: Site, what: str, rule: str, items: Iterable[tuple[str, Op
         if first is not None:
             raise site.fail(
                 f"{describe(operation)} repeats the {what} of {describe(first)}; {what}s must be "
-                f"unique within an endpoint, whatever their revisions ({rule})"
+                "unique within an endpoint, whatever their revisions"
             )
         seen[key] = operation
 
 
 def check_templates(site: Site, templates: Sequence[ResourceRegistration]) -> None:
-    """CT-05: no URI may match two templates, so a read never depends on registration order.
+    """No URI may match two templates, so a read never depends on registration order.
 
     The count is bounded first, so ``check_no_overlaps`` (exact, linear per pair) reads at most
     256 * 255 / 2 pairs; only when it refuses is the offending pair looked up again, within the
@@ -201,7 +199,7 @@ def check_templates(site: Site, templates: Sequence[ResourceRegistration]) -> No
     if len(templates) > MAX_TEMPLATES_PER_ENDPOINT:
         raise site.fail(
             f"has {len(templates)} resource templates; an endpoint may have at most "
-            f"{MAX_TEMPLATES_PER_ENDPOINT} (CT-05 overlap checks are bounded)"
+            f"{MAX_TEMPLATES_PER_ENDPOINT} (overlap checks are bounded)"
         )
     parsed = [template_of(registration) for registration in templates]
     try:
@@ -216,7 +214,7 @@ def check_templates(site: Site, templates: Sequence[ResourceRegistration]) -> No
         )
         raise site.fail(
             f"{describe(a)} and {describe(b)} overlap: some URI could match both, so a read "
-            "would depend on registration order (CT-05)"
+            "would depend on registration order"
         ) from error
 
 

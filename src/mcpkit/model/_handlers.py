@@ -1,5 +1,5 @@
 """What every registration checks the same way: its handler's shape, its revision set and its
-presentation options (RV-03, TR-03; DESIGN.md §1.2).
+presentation options.
 
 Tools, prompts, resources, resource list handlers and completion handlers are all called by the
 server as ``handler(ctx, ..., features)`` with a fixed number of positional arguments, and may
@@ -7,7 +7,7 @@ be ``def`` or ``async def``.  Deciding that once, here, keeps one rule in one pl
 server branch on a stored ``is_async`` instead of inspecting a callable per request.
 
 Every check raises ``ConfigurationError`` through its owner's ``fail``, so the message starts
-with the operation's kind, name and revisions; the endpoint adds its path (LG-04).
+with the operation's kind, name and revisions; the endpoint adds its path.
 """
 
 from __future__ import annotations
@@ -117,11 +117,11 @@ class Operation:
 
 def identify(label: str, revisions: object) -> Operation:
     """Check the revision set: a non-empty set, frozenset, list or tuple of ``Revision`` members
-    (RV-03; no revision is ever assumed), stored as a ``frozenset``."""
+    (no revision is ever assumed), stored as a ``frozenset``."""
     if not isinstance(revisions, AbstractSet | list | tuple):
         raise ConfigurationError(f"{label}: revisions must be a set of Revision members")
     if not revisions:
-        raise ConfigurationError(f"{label}: revisions must not be empty (RV-03)")
+        raise ConfigurationError(f"{label}: revisions must not be empty")
     if not all(isinstance(revision, Revision) for revision in revisions):
         raise ConfigurationError(
             f"{label}: every revision must be a Revision member (Revision.parse reads a wire "
@@ -182,7 +182,7 @@ def check_multi_round(
     input_requests: object,
     request_state_mode: object,
 ) -> dict[str, Any]:
-    """The multi-round declarations of a tool, prompt or resource (AN-03, TR-16, RV-06): the
+    """The multi-round declarations of a tool, prompt or resource: the
     kinds of input request its handler may emit, and who protects its request state.
 
     ``input_requests`` is a list or tuple of ``InputRequestDeclaration``, at most one per kind
@@ -207,7 +207,7 @@ def check_multi_round(
     if (kinds or mode is not RequestStateMode.NONE) and any(r.is_legacy for r in revisions):
         raise owner.fail(
             "input requests and request state exist only on 2026-07-28; an operation that "
-            "declares them must select only Revision.V2026_07_28 (RV-06)"
+            "declares them must select only Revision.V2026_07_28"
         )
     return {
         "input_requests": tuple(input_requests),

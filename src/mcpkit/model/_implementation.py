@@ -1,4 +1,4 @@
-"""Who the server says it is, and how long clients may cache a catalog (PE-02, PE-06).
+"""Who the server says it is, and how long clients may cache a catalog.
 
 ``Implementation`` is the server's self-description: the ``serverInfo`` of a 2025
 ``initialize`` result and the ``io.modelcontextprotocol/serverInfo`` member of 2026 result
@@ -35,7 +35,7 @@ __all__ = ["CachePolicy", "CacheScope", "Implementation"]
 
 CacheScope = Literal["public", "private"]
 """``public``: no caller-specific data, shareable across authorization contexts by gateways;
-``private``: reuse only within the same authorization context (spec-brief §3.4)."""
+``private``: reuse only within the same authorization context."""
 
 _MAX_TTL_MS: Final = 2**53 - 1
 _SCOPES: Final = ("public", "private")
@@ -69,13 +69,13 @@ def _scope(value: object) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Implementation:
-    """The server's name and version plus optional display metadata (PE-02).
+    """The server's name and version plus optional display metadata.
 
     ``name`` and ``version`` are required and non-empty; ``version`` is the application's own
     version, not an MCP revision.  All text must be well-formed (no unpaired surrogate) and is
     kept exactly.  ``website_url`` must be an absolute URI.  ``icons`` accepts a list or a tuple
     of ``Icon`` and is stored as a tuple.  What a client reports about itself is *not* an
-    ``Implementation``: it stays raw JSON on the request context, informational only (HC-11).
+    ``Implementation``: it stays raw JSON on the request context, informational only.
     """
 
     name: str
@@ -115,7 +115,7 @@ class Implementation:
 
 @dataclass(frozen=True, slots=True)
 class CachePolicy:
-    """The cache hint of a 2026 cacheable result: ``ttlMs`` and ``cacheScope`` (PE-06).
+    """The cache hint of a 2026 cacheable result: ``ttlMs`` and ``cacheScope``.
 
     ``ttl_ms`` is whole milliseconds of freshness, from 0 (always stale) to 2**53 - 1;
     ``scope`` is ``"public"`` or ``"private"``.  Use ``private`` whenever the output can vary by

@@ -1,6 +1,5 @@
 """Multi-round input: what an operation declares it may ask the client for, and who protects its
-request state (seed 000 "Tool builder surface", seed 003 ``@McpMayRequestInput``; AN-03, TR-16,
-RV-06; reference/soklet4-digest.md §2.1-2.3, spec-brief §3.6).
+request state.
 
 On 2026-07-28 a ``tools/call``, ``prompts/get`` or ``resources/read`` handler may answer with an
 ``InputRequiredResult``: requests the client fulfils (an elicitation, a sampling call, a roots
@@ -8,7 +7,7 @@ listing) and/or state it echoes on its retry.  An operation declares every kind 
 may emit, each ``REQUIRED`` (the server checks the client's capability on every call, before
 the handler runs) or ``CONDITIONAL`` (checked when the handler emits it), and a
 ``RequestStateMode``.  Both exist only on 2026-07-28, so an operation that declares either
-selects only that revision (RV-06).
+selects only that revision.
 
 The values here are immutable; the capability rules are pure functions the server calls.  What
 the client sends back (``inputResponses``) is checked and read in ``_input_responses``.
@@ -66,7 +65,7 @@ class InputRequestKind(enum.Enum):
 
         A capability counts only when its value is a JSON object.  Form elicitation is declared
         by an ``elicitation`` object with a ``form`` object, or with neither ``form`` nor
-        ``url`` (``elicitation: {}`` means form only, spec-brief §1.4); URL elicitation needs
+        ``url`` (``elicitation: {}`` means form only); URL elicitation needs
         ``elicitation.url``.
         """
         if self is InputRequestKind.SAMPLING or self is InputRequestKind.ROOTS:
@@ -124,7 +123,7 @@ def missing_capabilities(
     ``client_capabilities`` does not declare, or ``None`` when the client declares them all.
 
     One object for all of them (the server reports every missing capability of a call or a
-    result together, soklet4-digest §2.1), in a fixed order whatever the order of ``kinds``:
+    result together), in a fixed order whatever the order of ``kinds``:
     ``{"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}}`` at most.
     """
     missing = {kind for kind in kinds if not kind.declared_by(client_capabilities)}
@@ -196,9 +195,9 @@ class InputRequestDeclaration:
 
 
 class RequestStateMode(enum.Enum):
-    """Who protects the request state a multi-round operation hands the client (TR-16).
+    """Who protects the request state a multi-round operation hands the client.
 
-    The three modes of Soklet's ``McpRequestStateMode`` (reference/soklet4-digest.md §2.3).
+    The three modes of Soklet's ``McpRequestStateMode``.
     They only mean something on 2026-07-28, the one revision with input-required results.
     """
 

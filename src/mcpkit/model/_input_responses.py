@@ -1,5 +1,4 @@
-"""What a client sends back on a multi-round retry: ``params.inputResponses`` (HC-08; spec-brief
-§3.6, reference/soklet4-digest.md §2.2).
+"""What a client sends back on a multi-round retry: ``params.inputResponses``.
 
 Two layers, as in Soklet:
 

@@ -1,7 +1,6 @@
-"""The ASCII media-type parser shared by image, audio, icon and resource MIME types (CB-10,
-CB-20..23).
+"""The ASCII media-type parser shared by image, audio, icon and resource MIME types.
 
-The grammar is RFC 9110 exactly, with the seed's restriction to ASCII::
+The grammar is RFC 9110 exactly, restricted to ASCII::
 
     media-type      = type "/" subtype parameters                     ; §8.3.1
     type, subtype   = token
@@ -22,9 +21,9 @@ Consequences worth knowing, all straight from that grammar: an empty parameter i
 ``=``; leading whitespace and whitespace after the last parameter with no ``;`` after it are
 refused.  HTAB is the only control character ever accepted, and only in OWS or a quoted-string.
 
-Nothing is case-folded or reformatted: the caller's spelling is what goes on the wire (CB-22).
-Parameter names are compared case-insensitively only to refuse duplicates (CB-21).  No media
-type registry is consulted and no bytes are inspected (CB-23): the application labels its data.
+Nothing is case-folded or reformatted: the caller's spelling is what goes on the wire.
+Parameter names are compared case-insensitively only to refuse duplicates.  No media
+type registry is consulted and no bytes are inspected: the application labels its data.
 """
 
 from __future__ import annotations

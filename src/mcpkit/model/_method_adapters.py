@@ -1,13 +1,12 @@
 """From a decorated method to a registration, and the handler that calls the method on a
-fresh instance (seed 003 "Annotated handler parameters"; HC-01, CT-12, PK-09, AN-17, AN-18).
+fresh instance.
 
 ``_method_signature`` reads the parameters; this module decides what each kind of operation
-accepts and builds the registration the programmatic factory would (TR-02).  The handler given
+accepts and builds the registration the programmatic factory would.  The handler given
 to the registration (the *adapter*) has the registration's handler shape, ``(ctx, arguments,
-features)`` or ``(ctx, features)``; each call asks the instance provider for an instance
-(PK-09), converts what the server passes into keyword arguments, adds the framework values and
-calls the method.  An ``async def`` method gets an ``async def`` adapter, so ``is_async`` is the
-method's.
+features)`` or ``(ctx, features)``; each call asks the instance provider for an instance, converts
+what the server passes into keyword arguments, adds the framework values and calls the method.  An
+``async def`` method gets an ``async def`` adapter, so ``is_async`` is the method's.
 """
 
 from __future__ import annotations
@@ -61,7 +60,7 @@ OPERATION_ATTRIBUTE: Final = "__mcp_operation__"
 @dataclass(frozen=True, slots=True)
 class UriParam:
     """``Annotated[str, UriParam("sku")]``: the template variable a resource method parameter
-    receives, when it is not the parameter's own name (AN-02, CT-12)."""
+    receives, when it is not the parameter's own name."""
 
     name: str
 
@@ -91,7 +90,7 @@ def _adapter(
     def call(ctx: RequestContext, features: InvocationFeatures, kwargs: dict[str, Any]) -> Any:
         for name, inject in framework:
             kwargs[name] = inject.value_for(ctx, features)
-        return function(provider(cls), **kwargs)  # a new instance per invocation (PK-09)
+        return function(provider(cls), **kwargs)  # a new instance per invocation
 
     handler: Callable[..., Any]
     if convert is None:
@@ -131,7 +130,7 @@ def tool_registration(
     target: Target, spec: ToolSpec, served: frozenset[Revision]
 ) -> ToolRegistration:
     """``ToolRegistration.typed`` over the method's parameters and return annotation, or
-    ``advanced`` when it returns ``OperationResult`` kinds (HC-01: framework parameters are
+    ``advanced`` when it returns ``OperationResult`` kinds (framework parameters are
     excluded from the derived schema and injected by the adapter)."""
     label = f"tool {spec.name!r}"
     method = read_method(label, target.function)
@@ -179,7 +178,7 @@ def prompt_registration(
     target: Target, spec: PromptSpec, served: frozenset[Revision]
 ) -> PromptRegistration:
     """``PromptRegistration.create`` with one ``PromptArgument`` per business parameter:
-    required unless it is ``str | None`` or has a default (AN-18)."""
+    required unless it is ``str | None`` or has a default."""
     label = f"prompt {spec.name!r}"
     method = read_method(label, target.function)
     check_result(label, method.result, (PromptOutput, CompleteResult, InputRequiredResult))
@@ -232,7 +231,7 @@ def resource_registration(
     target: Target, spec: ResourceSpec, served: frozenset[Revision]
 ) -> ResourceRegistration:
     """``ResourceRegistration.exact`` (no business parameters) or ``.template`` (one ``str``
-    parameter per template variable, CT-12), chosen by whether ``uri`` has variables."""
+    parameter per template variable), chosen by whether ``uri`` has variables."""
     if not isinstance(spec.uri, str):
         raise ConfigurationError("a resource uri must be a str")
     template = is_template(spec.uri)

@@ -1,14 +1,13 @@
 """A decorated method's signature: which parameters are business arguments, which are framework
-values to inject, and what it returns (seed 003 "Annotated handler parameters"; HC-01, HC-14,
-PK-04, RV-04).
+values to inject, and what it returns.
 
 Read once, when the class is decorated.  Parameters annotated ``RequestContext``,
 ``InvocationFeatures``, ``CancellationToken`` or ``ProgressReporter | None`` are framework
-parameters: left out of every published schema and argument list and filled in per call
-(HC-01).  The rest are business parameters, published under their own names unless metadata
-says otherwise (PK-04).  A bare ``ProgressReporter`` is refused: a reporter exists only when the
-client asked for progress (HC-14), so the annotation must admit ``None``.  Every refusal is a
-``ConfigurationError`` naming the operation; the class decorator adds the class and method.
+parameters: left out of every published schema and argument list and filled in per call. The rest
+are business parameters, published under their own names unless metadata says otherwise.  A bare
+``ProgressReporter`` is refused: a reporter exists only when the client asked for progress, so the
+annotation must admit ``None``.  Every refusal is a ``ConfigurationError`` naming the operation;
+the class decorator adds the class and method.
 """
 
 from __future__ import annotations
@@ -51,7 +50,7 @@ NO_RESULT: Final = object()  # the method has no return annotation
 
 
 class Inject(enum.Enum):
-    """The framework values a method may receive (HC-01), and how each is found per call."""
+    """The framework values a method may receive, and how each is found per call."""
 
     CONTEXT = "context"
     FEATURES = "features"
@@ -80,7 +79,7 @@ _FRAMEWORK: Final[Mapping[object, Inject]] = {
 
 @dataclass(frozen=True, slots=True)
 class Param:
-    """A business parameter: its name (the default published name, PK-04) and annotation."""
+    """A business parameter: its name (the default published name) and annotation."""
 
     name: str
     hint: Any
@@ -119,7 +118,7 @@ def _injection(label: str, name: str, hint: Any) -> Inject | None:
         raise fail(
             label,
             f"parameter {name!r}: annotate it ProgressReporter | None; a reporter exists only "
-            "when the client asked for progress (HC-14)",
+            "when the client asked for progress",
         )
     if set(arms(hint)) == {ProgressReporter, NONE}:
         return Inject.PROGRESS
@@ -135,7 +134,7 @@ def _injection(label: str, name: str, hint: Any) -> Inject | None:
 
 
 def read_method(label: str, function: Callable[..., Any]) -> Method:
-    """Split the parameters (PK-04: names come from the signature) and resolve annotations."""
+    """Split the parameters (names come from the signature) and resolve annotations."""
     if inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function):
         raise fail(label, "the method is a generator function; it must return its result")
     try:
@@ -187,8 +186,8 @@ def check_result(label: str, result: Any, allowed: tuple[type, ...]) -> None:
 def operation_revisions(
     label: str, requested: Collection[Revision] | None, served: frozenset[Revision]
 ) -> Collection[Revision]:
-    """An operation without revisions inherits its endpoint's (a Python adaptation, DESIGN
-    §4); explicit ones must be a subset (RV-04), checked here to name the method."""
+    """An operation without revisions inherits its endpoint's (a Python
+    adaptation); explicit ones must be a subset, checked here to name the method."""
     if requested is None:
         return served
     if (
@@ -197,7 +196,7 @@ def operation_revisions(
         and not set(requested) <= served
     ):
         extra = ", ".join(sorted(revision.wire for revision in set(requested) - served))
-        raise fail(label, f"selects {extra}, which the endpoint does not serve (RV-04)")
+        raise fail(label, f"selects {extra}, which the endpoint does not serve")
     return requested  # anything else: the registration factory names the problem
 
 

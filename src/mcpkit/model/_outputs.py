@@ -1,4 +1,4 @@
-"""The payloads of a completed operation (seed 000, "Operation results"; OR-06, OR-12, OR-13).
+"""The payloads of a completed operation.
 
 ``ToolOutput``, ``PromptOutput`` (with its ``PromptMessage`` items) and ``ResourceOutput`` are
 the bodies a ``CompleteResult`` carries, one per kind of operation.  They live apart from the
@@ -53,14 +53,14 @@ def _items(value: object, kinds: tuple[type, ...], rule: str) -> tuple[Any, ...]
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
 class ToolOutput:
-    """A tool result body (OR-06): ordered content blocks, optional structured content and the
+    """A tool result body: ordered content blocks, optional structured content and the
     application error flag.
 
     ``structured_content`` is any JSON-like value, stored as the immutable ``JsonValue`` that
     ``from_python`` makes of it; ``UNSET`` (the default) means none, while ``None`` is JSON
-    null.  Any JSON value is valid on 2026-07-28 (OR-12); the 2025 revisions accept only an
+    null.  Any JSON value is valid on 2026-07-28; the 2025 revisions accept only an
     object, which ``mcpkit.protocol`` enforces when it projects, without wrapping or dropping
-    anything.  The text mirror of structured content (OR-13) is a registration option applied
+    anything.  The text mirror of structured content is a registration option applied
     when the result is written, so it is not added here.
     """
 

@@ -1,11 +1,11 @@
-"""Endpoint path validation (seed 003, "MCP Endpoint Authoring"; EP-02..06, CT-01).
+"""Endpoint path validation.
 
 Endpoint selection is an exact match on the raw request path, with no normalisation and no
-redirect (CT-01), so a declared path must already be the one spelling a client, proxy or
+redirect, so a declared path must already be the one spelling a client, proxy or
 normalising library would send: an absolute, non-root ASCII path in RFC 3986 normal form.
-Anything else is refused at construction, never rewritten (EP-04).
+Anything else is refused at construction, never rewritten.
 
-Decisions where the seed is silent:
+Decisions beyond the rules above:
 
 * Percent-encoding must be ``%`` plus two *uppercase* hex digits (RFC 3986 §6.2.2.1), and must
   not encode an unreserved character such as ``%41`` or ``%7E`` (§6.2.2.2): both have a
@@ -46,21 +46,21 @@ def validate_endpoint_path(path: str) -> str:
     if not isinstance(path, str):
         raise ConfigurationError(f"endpoint path must be a str, not {type(path).__name__}")
     if not path.isascii():
-        raise _refuse(path, "must be ASCII; percent-encode non-ASCII characters (EP-05)")
+        raise _refuse(path, "must be ASCII; percent-encode non-ASCII characters")
     if _CONTROL_OR_SPACE.search(path):
-        raise _refuse(path, "must not contain whitespace or control characters (EP-03)")
+        raise _refuse(path, "must not contain whitespace or control characters")
     if not path.startswith("/"):
-        raise _refuse(path, "must be absolute, starting with '/' (EP-02)")
+        raise _refuse(path, "must be absolute, starting with '/'")
     if path == "/":
-        raise _refuse(path, "must not be the root '/' (EP-02)")
+        raise _refuse(path, "must not be the root '/'")
     if "?" in path:
-        raise _refuse(path, "must not contain a query '?' (EP-03)")
+        raise _refuse(path, "must not contain a query '?'")
     if "#" in path:
-        raise _refuse(path, "must not contain a fragment '#' (EP-03)")
+        raise _refuse(path, "must not contain a fragment '#'")
     if path.endswith("/"):
-        raise _refuse(path, "must not end with '/' (EP-03)")
+        raise _refuse(path, "must not end with '/'")
     if "//" in path:
-        raise _refuse(path, "must not contain repeated slashes '//' (EP-03)")
+        raise _refuse(path, "must not contain repeated slashes '//'")
     if _PERCENT.search(path):
         raise _refuse(path, "has a '%' not followed by two hex digits (RFC 3986 pct-encoded)")
     for segment in path[1:].split("/"):
@@ -71,11 +71,11 @@ def validate_endpoint_path(path: str) -> str:
 def _check_segment(path: str, segment: str) -> None:
     decoded_dots = _TRIPLET.sub(lambda m: "." if m[1] in ("2E", "2e") else "%", segment)
     if decoded_dots in (".", ".."):
-        raise _refuse(path, "must not contain dot segments '.' or '..', encoded or not (EP-03)")
+        raise _refuse(path, "must not contain dot segments '.' or '..', encoded or not")
     for char in segment:
         if char not in _PCHAR and char != "%":
             if char in "{}":
-                raise _refuse(path, "is fixed and cannot have path parameters '{...}' (EP-06)")
+                raise _refuse(path, "is fixed and cannot have path parameters '{...}'")
             raise _refuse(path, f"contains {char!r}, which must be percent-encoded (RFC 3986)")
     for match in _TRIPLET.finditer(segment):
         hex_digits = match[1]

@@ -1,17 +1,16 @@
-"""Prompt registrations: a named template of messages with string arguments (seed 003; RV-03,
-CT-02, CB-16; spec-brief §5.1).
+"""Prompt registrations: a named template of messages with string arguments.
 
 A prompt's arguments are strings, declared once with :class:`PromptArgument`; the server
 refuses missing, unknown and non-string arguments before the handler runs, so the handler reads
 a plain ``Mapping[str, str]``.  Everything a prompt publishes in ``prompts/list`` is decided and
-checked here, once (DESIGN.md §1.2, §1.7): ``definition()`` is the full wire ``Prompt``, and
+checked here, once: ``definition()`` is the full wire ``Prompt``, and
 cutting icons off for 2025-06-18 is ``mcpkit.protocol``'s projection.
 
 Names (of prompts and of their arguments) are 1 to 128 characters with no whitespace or
 control characters: they are keys a client types and sends back, so nothing invisible or
 ambiguous may hide in them.  Unlike tool names they are not restricted to ASCII, as the
 protocol does not restrict them.  Errors are ``ConfigurationError`` naming the prompt and its
-revisions; the endpoint adds its path and checks that names are unique (CT-02).
+revisions; the endpoint adds its path and checks that names are unique.
 """
 
 from __future__ import annotations
@@ -196,14 +195,14 @@ class PromptRegistration(Registration):
         input_requests: Sequence[InputRequestDeclaration] = (),
         request_state_mode: RequestStateMode | None = None,
     ) -> PromptRegistration:
-        """A prompt that selects ``revisions`` (a non-empty set of ``Revision``, RV-03).
+        """A prompt that selects ``revisions`` (a non-empty set of ``Revision``).
 
         Rules, checked in this order: the name; the revisions; the handler accepts three
         positional arguments and is not a generator; the options have their types and
         well-formed text; argument names are unique; every ``completions`` key names a
         declared argument and every completer accepts ``(ctx, value, arguments)``; the
         multi-round declarations (one per kind; with a request-state mode other than ``NONE``
-        they select only 2026-07-28, RV-06).
+        they select only 2026-07-28).
         """
         if not isinstance(name, str):
             raise ConfigurationError("a prompt name must be a str")

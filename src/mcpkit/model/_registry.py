@@ -1,12 +1,11 @@
-"""The endpoint registry: every endpoint a server serves, in a fixed order (seed 003, "Endpoint
-registry contracts"; RG-01..10, CT-01, EP-09, EP-10).
+"""The endpoint registry: every endpoint a server serves, in a fixed order.
 
-A registry is immutable and ordered (RG-01, RG-08): the order is the one the application gave,
+A registry is immutable and ordered: the order is the one the application gave,
 so start-up, logs and tests see the same sequence on every run.  Routing is an exact raw-path
-lookup (CT-01): a request path is never decoded, normalised or redirected, so ``/a/mcp`` and
-``/a/mcp/`` or ``/a/%6Dcp`` are different (and the latter two can never be declared, EP-03).
+lookup: a request path is never decoded, normalised or redirected, so ``/a/mcp`` and
+``/a/mcp/`` or ``/a/%6Dcp`` are different (and the latter two can never be declared).
 Each endpoint keeps its own catalog and capabilities, so the same operation name on two paths
-never leaks between them (EP-09, EP-10).
+never leaks between them.
 """
 
 from __future__ import annotations
@@ -22,15 +21,15 @@ __all__ = ["ENDPOINT_ATTRIBUTE", "EndpointRegistry"]
 
 ENDPOINT_ATTRIBUTE: Final = "__mcp_endpoint__"
 """Where ``@endpoint`` leaves a class's built ``Endpoint``: the descriptor ``from_classes``
-loads (PK-02)."""
+loads."""
 
 
 class EndpointRegistry:
-    """An immutable, ordered, non-empty collection of endpoints with distinct paths (RG-01).
+    """An immutable, ordered, non-empty collection of endpoints with distinct paths.
 
-    Build one with :meth:`from_classes` (RG-02) or :meth:`from_endpoints` (RG-04) and extend it
-    with :meth:`with_endpoint` (RG-05).  ``endpoints`` is the tuple in order
-    (RG-08) and :meth:`endpoint_for_path` routes a raw request path (CT-01).
+    Build one with :meth:`from_classes` or :meth:`from_endpoints` and extend it
+    with :meth:`with_endpoint`.  ``endpoints`` is the tuple in order
+    and :meth:`endpoint_for_path` routes a raw request path.
     """
 
     __slots__ = ("_by_path", "endpoints")
@@ -59,10 +58,10 @@ class EndpointRegistry:
 
     @classmethod
     def from_endpoints(cls, endpoints: Sequence[Endpoint]) -> EndpointRegistry:
-        """A registry of ``endpoints`` in the order given (RG-04).
+        """A registry of ``endpoints`` in the order given.
 
         ``endpoints`` is a list or tuple (a set has no order to keep); it must hold at least
-        one ``Endpoint`` (RG-09) and no two may declare the same exact path (RG-10).
+        one ``Endpoint`` and no two may declare the same exact path.
         """
         if not isinstance(endpoints, list | tuple):
             raise ConfigurationError(
@@ -71,7 +70,7 @@ class EndpointRegistry:
             )
         if not endpoints:
             raise ConfigurationError(
-                "EndpointRegistry.from_endpoints: a registry needs at least one endpoint (RG-09)"
+                "EndpointRegistry.from_endpoints: a registry needs at least one endpoint"
             )
         by_path: dict[str, Endpoint] = {}
         for index, endpoint in enumerate(endpoints):
@@ -84,7 +83,7 @@ class EndpointRegistry:
             if first is not None:
                 raise ConfigurationError(
                     f"EndpointRegistry: {endpoint!r} and {first!r} declare the same path; "
-                    "paths must be unique within a registry (RG-10)"
+                    "paths must be unique within a registry"
                 )
             by_path[endpoint.path] = endpoint
         registry = object.__new__(cls)
@@ -95,11 +94,11 @@ class EndpointRegistry:
     @classmethod
     def from_classes(cls, *classes: type) -> EndpointRegistry:
         """A registry of the endpoints ``@endpoint`` built for ``classes``, in the order given
-        (RG-02: the explicit allowlist).
+        (the explicit allowlist).
 
-        Only the descriptor on the class itself is read (PK-02: no scanning, no reflection over
+        Only the descriptor on the class itself is read (no scanning, no reflection over
         methods); a class without one, a subclass of an endpoint class included, is refused
-        rather than served as an empty catalog (PK-03).
+        rather than served as an empty catalog.
         """
         endpoints: list[Endpoint] = []
         for index, endpoint_class in enumerate(classes):
@@ -113,16 +112,16 @@ class EndpointRegistry:
                 raise ConfigurationError(
                     f"EndpointRegistry.from_classes: {endpoint_class.__module__}."
                     f"{endpoint_class.__qualname__} has no endpoint descriptor; decorate the "
-                    "class itself with @mcpkit.endpoint(...) (PK-03)"
+                    "class itself with @mcpkit.endpoint(...)"
                 )
             endpoints.append(endpoint)
         return cls.from_endpoints(endpoints)
 
     def with_endpoint(self, endpoint: Endpoint) -> EndpointRegistry:
-        """A new registry with ``endpoint`` appended; this one is unchanged (RG-05)."""
+        """A new registry with ``endpoint`` appended; this one is unchanged."""
         return EndpointRegistry.from_endpoints((*self.endpoints, endpoint))
 
     def endpoint_for_path(self, raw_path: str) -> Endpoint | None:
-        """The endpoint declared at exactly ``raw_path``, else ``None`` (CT-01): no decoding,
+        """The endpoint declared at exactly ``raw_path``, else ``None``: no decoding,
         no case folding, no trailing-slash or dot-segment tolerance."""
         return self._by_path.get(raw_path)

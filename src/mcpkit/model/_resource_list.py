@@ -1,11 +1,11 @@
 """What ``resources/list`` is made of: descriptors, custom pages and the application's own list
-handler (seed 003; RV-03, PE-07, CT-10; spec-brief §5.2, §5.6).
+handler.
 
 ``ResourceDescriptor`` is one entry, the protocol's ``Resource``: an exact registration's static
 description, and what an application's list handler returns.  When an endpoint has a
-``ResourceListRegistration``, that handler alone builds every page, in its own order (CT-10),
+``ResourceListRegistration``, that handler alone builds every page, in its own order,
 with its own cursors; static registrations are never merged in, and the server checks that
-every listed URI is reachable on that endpoint and revision (reference/soklet4-digest.md §5.3).
+every listed URI is reachable on that endpoint and revision.
 
 Descriptors and pages are values built while serving, so their refusals are
 ``InvalidValueError("Class.field: rule")``, never showing the value; the list registration is
@@ -87,11 +87,11 @@ def catalog_entry(
 
 @dataclass(frozen=True, slots=True)
 class ResourceDescriptor:
-    """One ``resources/list`` entry: the protocol's ``Resource`` (PE-07, CT-10).
+    """One ``resources/list`` entry: the protocol's ``Resource``.
 
     ``uri`` is an absolute URI kept unnormalised; ``name`` is non-empty (a catalog entry a
     client cannot name is useless); ``size`` is the raw size in bytes, when known.  Text is
-    well-formed and kept exactly (CB-16, CB-17).
+    well-formed and kept exactly.
     """
 
     uri: str
@@ -139,7 +139,7 @@ DESCRIPTOR_OPTIONS: Final[Checks] = ResourceDescriptor._CHECKS[1:]
 @dataclass(frozen=True, slots=True, repr=False)
 class ResourceListPage:
     """One page of an application-owned ``resources/list``: descriptors in the handler's order
-    (CT-10) and the cursor of the next page, if any.
+    and the cursor of the next page, if any.
 
     An empty ``next_cursor`` (``""``) is a cursor, distinct from ``None`` (no more pages).  The
     cursor is opaque to mcpkit; its integrity, expiry and authorisation binding are the
@@ -186,9 +186,9 @@ ResourceListHandler: TypeAlias = Callable[
 
 
 class ResourceListRegistration(Registration):
-    """An application-owned ``resources/list`` handler with its own revisions (PE-07).
+    """An application-owned ``resources/list`` handler with its own revisions.
 
-    ``revisions`` (a non-empty set of ``Revision``, RV-03) is stored as a ``frozenset`` and must
+    ``revisions`` (a non-empty set of ``Revision``) is stored as a ``frozenset`` and must
     be a subset of the endpoint's; ``is_async`` says whether to await ``handler``, which must
     accept ``(ctx, cursor, features)``.  Immutable; equality is identity.
     """

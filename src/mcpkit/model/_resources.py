@@ -1,12 +1,11 @@
-"""Resource registrations: exact URIs and RFC 6570 level 1 templates (seed 003; RV-03,
-CT-03..05, CT-11, CT-12; spec-brief §5.2, §5.3).
+"""Resource registrations: exact URIs and RFC 6570 level 1 templates.
 
 A resource is either exact (one absolute URI) or a template (parsed by ``UriTemplate``); the
-endpoint routes exact URIs before templates (CT-11) and refuses duplicate URIs and templates
-and overlapping templates (CT-03..05).  A template's variables reach the handler as exact,
-decoded strings (CT-12): converting and validating them is the handler's job.
+endpoint routes exact URIs before templates and refuses duplicate URIs and templates
+and overlapping templates.  A template's variables reach the handler as exact,
+decoded strings: converting and validating them is the handler's job.
 
-Everything a resource publishes is decided here, once (DESIGN.md §1.2, §1.7): ``definition()``
+Everything a resource publishes is decided here, once: ``definition()``
 is its full wire catalog entry, a ``Resource`` (an exact resource's ``descriptor``) or a
 ``ResourceTemplate``.  Dropping icons for 2025-06-18 is ``mcpkit.protocol``'s projection.
 Errors are ``ConfigurationError`` naming the resource and its revisions; the endpoint adds its
@@ -87,9 +86,9 @@ class ResourceKind(enum.Enum):
     """How a registration is matched against a ``resources/read`` URI."""
 
     EXACT = "exact"
-    """One absolute URI, compared exactly (routed first, CT-11)."""
+    """One absolute URI, compared exactly (routed first)."""
     TEMPLATE = "template"
-    """An RFC 6570 level 1 template whose variables the handler receives (CT-12)."""
+    """An RFC 6570 level 1 template whose variables the handler receives."""
 
 
 def _exact_uri(owner: Owner, uri: str) -> str:
@@ -127,10 +126,10 @@ def _new_template(
     request_state_mode: RequestStateMode | None = None,
 ) -> ResourceRegistration:
     """Resources matching an RFC 6570 level 1 template; ``handler(ctx, variables, features)``
-    reads one, given the decoded variables by name (CT-12).
+    reads one, given the decoded variables by name.
 
     Rules, in order: the template parses (``UriTemplate.parse``: level 1 only, ASCII literals,
-    bounded size; its own ``ConfigurationError`` names it); the revisions (RV-03); the handler
+    bounded size; its own ``ConfigurationError`` names it); the revisions; the handler
     accepts ``(ctx, variables, features)``; the options have their types and well-formed text,
     ``name`` non-empty; every ``completions`` key names a variable of the template; the
     multi-round declarations (as for ``exact``).  Give ``mime_type`` only when every match
@@ -278,12 +277,12 @@ class ResourceRegistration(Registration):
     ) -> ResourceRegistration:
         """A resource at one exact URI; ``handler(ctx, features)`` reads it.
 
-        Rules, in order: the URI is a ``str``; the revisions (RV-03); the URI is absolute,
+        Rules, in order: the URI is a ``str``; the revisions; the URI is absolute,
         ASCII, brace-free and at most 1,048,576 characters; the handler accepts ``(ctx,
         features)``; the options have their types and well-formed text, ``name`` non-empty;
         the multi-round declarations: a list or tuple of ``InputRequestDeclaration``, one per
         kind, and a ``RequestStateMode`` (``None`` is ``NONE``); declaring a request or a mode
-        other than ``NONE`` selects only 2026-07-28 (RV-06).
+        other than ``NONE`` selects only 2026-07-28.
         """
         if not isinstance(uri, str):
             raise ConfigurationError("a resource uri must be a str")

@@ -1,4 +1,4 @@
-"""What application handlers return (seed 000, "Operation results"; OR-01..13, TR-14).
+"""What application handlers return.
 
 ``OperationResult`` is sealed to three families, so the server recognises a result with three
 ``isinstance`` checks and refuses anything else as a contract failure: ``CompleteResult`` (one
@@ -6,8 +6,8 @@ payload, ``ToolOutput`` / ``PromptOutput`` / ``ResourceOutput``, plus the result
 ``InputRequiredResult`` (a 2026-07-28 multi-round answer) and ``TaskCreatedResult[R]`` (the id
 of durable work; ``R`` is a schema contract, not a future).  The payloads themselves are plain
 values and live in ``_outputs``.  An application tool error is a
-``ToolOutput`` with ``is_error=True``, a successful exchange the model can see (OR-07);
-framework failures are raised as ``mcpkit.errors.ProtocolError`` subclasses instead (OR-08).
+``ToolOutput`` with ``is_error=True``, a successful exchange the model can see;
+framework failures are raised as ``mcpkit.errors.ProtocolError`` subclasses instead.
 
 Everything is immutable and checked at construction; a refusal raises ``InvalidValueError``
 naming the field and the rule, never the value.  Fields an application fills with JSON
@@ -104,7 +104,7 @@ def _payload(output: P, kind: type[P]) -> P:
 
 
 class OperationResult:
-    """Sealed base of what an advanced handler returns (OR-01, TR-14): only
+    """Sealed base of what an advanced handler returns: only
     ``CompleteResult``, ``InputRequiredResult`` and ``TaskCreatedResult`` may subclass it, and
     it cannot be instantiated itself."""
 
@@ -125,7 +125,7 @@ class OperationResult:
 @final
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CompleteResult(OperationResult):
-    """A completed operation: one payload and the result's extension ``_meta`` (OR-02..05).
+    """A completed operation: one payload and the result's extension ``_meta``.
 
     Build it with a factory: ``from_tool_text``, ``from_tool_structured_content`` and
     ``from_tool_error_text`` for the common tool results, or ``with_tool_output`` /
@@ -160,7 +160,7 @@ class CompleteResult(OperationResult):
     @classmethod
     def from_tool_error_text(cls, text: str) -> CompleteResult:
         """An application tool error (``isError: true``) with one text block: the safe way to
-        tell the model about a business failure, in text the application chose (OR-07)."""
+        tell the model about a business failure, in text the application chose."""
         return cls(payload=ToolOutput(content=(TextContent(text=text),), is_error=True))
 
     @classmethod
@@ -182,7 +182,7 @@ class CompleteResult(OperationResult):
         meta: Mapping[str, object] | Unset = UNSET,
     ) -> CompleteResult:
         """A copy with ``payload`` and/or ``meta`` replaced (each is checked again); ``self`` is
-        unchanged (OR-05)."""
+        unchanged."""
         return replace(
             self,
             payload=self.payload if payload is UNSET else payload,
@@ -234,7 +234,7 @@ def _input_requests(value: object) -> JsonObject:
 
 def _request_state(value: str | None) -> str | None:
     """Application-protected state: one exact non-empty string of at most 65,536 UTF-8 bytes
-    (Soklet echoes it and parses nothing; soklet4-digest §2.3)."""
+    (Soklet echoes it and parses nothing)."""
     if value is None:
         return None
     text = string(value)
@@ -324,10 +324,10 @@ def _task_id(value: str) -> str:
 @final
 @dataclass(frozen=True, kw_only=True)
 class TaskCreatedResult(OperationResult, Generic[R]):
-    """Durable work the configured task manager can already retrieve, by id (OR-09, OR-10).
+    """Durable work the configured task manager can already retrieve, by id.
 
     ``R`` is the eventual output's type as a schema contract only: nothing here waits for it.
-    The completed output is validated and sanitised when a client retrieves it (OR-11).
+    The completed output is validated and sanitised when a client retrieves it.
     """
 
     task_id: str

@@ -1,4 +1,4 @@
-"""The three MCP protocol revisions mcpkit serves (RV-01; DESIGN.md §4).
+"""The three MCP protocol revisions mcpkit serves.
 
 Members are the exact wire strings.  The enum is a plain ``Enum``, not a ``str`` subclass, so a
 revision never compares equal to an arbitrary string by accident: code either holds a
@@ -33,7 +33,7 @@ class Revision(enum.Enum):
     @property
     def is_legacy(self) -> bool:
         """True for the 2025 revisions: ``initialize`` negotiation instead of per-request
-        ``_meta``, and a 2025 adapter of reduced scope (RV-06)."""
+        ``_meta``, and a 2025 adapter of reduced scope."""
         return self is not Revision.V2026_07_28
 
     @classmethod

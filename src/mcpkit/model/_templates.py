@@ -1,4 +1,4 @@
-"""RFC 6570 level 1 resource URI templates: parsing, matching and overlap (CT-04, CT-05, CT-12).
+"""RFC 6570 level 1 resource URI templates: parsing, matching and overlap.
 
 A template is literals separated by ``{name}`` expressions.  When a read is routed, each
 variable matches one or more characters other than a raw ``/`` and its value is
@@ -7,7 +7,7 @@ percent-decoded exactly once (``%2F`` becomes ``/``, ``%252F`` becomes ``%2F``).
 Because no variable ever spans a raw ``/``, a template is a fixed number of ``/``-separated
 segments, and so is every URI it matches; matching and overlap work segment by segment.
 
-Decisions where the seed and RFC 6570 are silent:
+Decisions where RFC 6570 is silent:
 
 * Literals follow RFC 6570's ``literals`` rule restricted to ASCII (so ``'`` is refused, as in
   the RFC; write ``%27``) and are matched verbatim, as a client expanding the template copies
@@ -25,7 +25,7 @@ Decisions where the seed and RFC 6570 are silent:
 * Limits follow Soklet: 8,192 characters and 32 variables per template, 128-character names
   and 256 templates per endpoint; exceeding one is a ``ConfigurationError``.
 
-Exact resource URIs are routed before templates (CT-11), so an exact URI that a template would
+Exact resource URIs are routed before templates, so an exact URI that a template would
 also match is not a conflict; only template pairs are checked.
 """
 
@@ -234,7 +234,7 @@ class UriTemplate:
     def match(self, uri: str) -> dict[str, str] | None:
         """The decoded variable values if the whole ``uri`` matches, else ``None``.
 
-        Values are exact strings (CT-12); the handler converts and validates them.
+        Values are exact strings; the handler converts and validates them.
         """
         if uri.count("/") != len(self._segments) - 1:
             return None
@@ -278,7 +278,7 @@ def _segments_overlap(sa: Segment, sb: Segment) -> bool:
 
 
 def overlaps(a: UriTemplate, b: UriTemplate) -> bool:
-    """Whether some URI matches both templates (CT-05), reading each variable as ``[^/]+``.
+    """Whether some URI matches both templates, reading each variable as ``[^/]+``.
 
     Exact, and O(len(a) + len(b)): a URI matched by a template has exactly as many ``/`` as
     the template's literals, and its ``/``-separated segments match the template's segments
@@ -290,13 +290,13 @@ def overlaps(a: UriTemplate, b: UriTemplate) -> bool:
 
 
 def check_no_overlaps(templates: Iterable[UriTemplate]) -> None:
-    """Refuse duplicate (CT-04) or overlapping (CT-05) templates of one endpoint.
+    """Refuse duplicate or overlapping templates of one endpoint.
 
     Raises :class:`~mcpkit.errors.ConfigurationError` naming the first offending pair in
     order.  Work is bounded: at most ``MAX_TEMPLATES_PER_ENDPOINT`` templates of at most
     ``MAX_TEMPLATE_CHARS`` characters, and each pair costs linear time, so the whole check
     reads at most 256 * 255 / 2 pairs of 8,192-character templates.  Exact resource URIs are
-    not passed here: they are routed before templates (CT-11), so they never conflict.
+    not passed here: they are routed before templates, so they never conflict.
     """
     items: list[UriTemplate] = []
     texts: set[str] = set()
@@ -306,7 +306,7 @@ def check_no_overlaps(templates: Iterable[UriTemplate]) -> None:
                 f"an endpoint may have at most {MAX_TEMPLATES_PER_ENDPOINT} resource templates"
             )
         if template.text in texts:
-            raise _refuse(template.text, "is registered twice on one endpoint (CT-04)")
+            raise _refuse(template.text, "is registered twice on one endpoint")
         texts.add(template.text)
         items.append(template)
     for index, a in enumerate(items):
@@ -314,5 +314,5 @@ def check_no_overlaps(templates: Iterable[UriTemplate]) -> None:
             if overlaps(a, b):
                 raise ConfigurationError(
                     f"resource templates {a.text!r} and {b.text!r} overlap: some URI could "
-                    "match both, so a read would depend on registration order (CT-05)"
+                    "match both, so a read would depend on registration order"
                 )

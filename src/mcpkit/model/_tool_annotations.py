@@ -1,4 +1,4 @@
-"""The small values a tool registration carries: its hints and its shape (SP-02, TR-05).
+"""The small values a tool registration carries: its hints and its shape.
 
 They live apart from ``_tools`` so that the registration module holds only the registration
 rules.  Each is immutable and checked when it is built: a tool that exists is one the protocol
@@ -17,8 +17,7 @@ __all__ = ["ToolAnnotations", "ToolShape"]
 
 
 class ToolShape(enum.Enum):
-    """Which of the seed's five programmatic stages built a tool (seed 000, "Choose a
-    programmatic tool shape"; TR-05..10).
+    """Which of the five programmatic stages built a tool.
 
     The shape decides what the handler receives and must return, so the server branches on it
     once per call instead of inspecting the handler.
@@ -38,7 +37,7 @@ class ToolShape(enum.Enum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolAnnotations:
-    """Behaviour hints a client may show or weigh (SP-02; TR-12).
+    """Behaviour hints a client may show or weigh.
 
     Every hint is optional: ``None`` leaves it off the wire, so "unknown" stays distinct from
     ``False``.  Clients must treat hints as untrusted unless they trust the server, so nothing

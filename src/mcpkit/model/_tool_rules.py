@@ -1,10 +1,9 @@
-"""The rules a tool registration is checked against (SP-03/04, TR-03, TR-15/16, LG-01..04,
-TD-08/09).
+"""The rules a tool registration is checked against.
 
 ``_tools`` keeps the factories and the registration; the checks live here so each factory reads
 as the list of rules its shape obeys.  Every check raises ``ConfigurationError`` (or the schema
 layer's ``SchemaError``, re-raised) whose message starts with the tool's name and its revisions,
-so the developer can find the registration at once; the endpoint adds its path (LG-04).
+so the developer can find the registration at once; the endpoint adds its path.
 """
 
 from __future__ import annotations
@@ -39,14 +38,14 @@ __all__ = [
 
 _T = TypeVar("_T")
 
-# SP-03/04: 1 to 128 characters, ASCII letters, digits, underscore, hyphen and dot.
+# 1 to 128 characters, ASCII letters, digits, underscore, hyphen and dot.
 _NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 _SHOWN_NAME_CHARS: Final = 40
 
 
 @dataclass(frozen=True, slots=True)
 class Tool:
-    """The tool being built, as error messages name it (LG-04)."""
+    """The tool being built, as error messages name it."""
 
     name: str
     revisions: frozenset[Revision]
@@ -85,7 +84,7 @@ def _show(name: str) -> str:
 
 
 def identify(name: object, revisions: object) -> Tool:
-    """Check the name grammar (SP-03/04) and the revision set (TR-03)."""
+    """Check the name grammar and the revision set."""
     if not isinstance(name, str):
         raise ConfigurationError("a tool name must be a str")
     name = str.__str__(name)
@@ -131,7 +130,7 @@ def options(
     rate_limiter: object,
     mirror_structured_content: object,
 ) -> dict[str, object]:
-    """The presentation and policy options every shape has (TR-12, TR-15; SP-01)."""
+    """The presentation and policy options every shape has."""
     if annotations is not None and not isinstance(annotations, ToolAnnotations):
         raise tool.fail("annotations must be a ToolAnnotations or None")
     if not isinstance(icons, list | tuple) or not all(isinstance(icon, Icon) for icon in icons):
@@ -156,17 +155,17 @@ def options(
 def multi_round(
     tool: Tool, input_requests: object, request_state_mode: object
 ) -> Mapping[str, object]:
-    """The advanced shapes' declarations (TR-16): the kinds of input request the handler may
+    """The advanced shapes' declarations: the kinds of input request the handler may
     emit and who protects its request state; a tool that declares either selects only
-    2026-07-28 (RV-06).  The rules are every operation's (``_handlers.check_multi_round``)."""
+    2026-07-28.  The rules are every operation's (``_handlers.check_multi_round``)."""
     return check_multi_round(tool, tool.revisions, input_requests, request_state_mode)
 
 
 def input_model(tool: Tool, arguments: object, limits: Limits) -> InputModel:
-    """Derive the input schema and binder of a typed shape (TD-01, TD-08).
+    """Derive the input schema and binder of a typed shape.
 
     An ``InputModel`` is used as given: the decorators derive it from a method's parameters,
-    leaving out the framework parameters they inject (HC-01).
+    leaving out the framework parameters they inject.
     """
     if isinstance(arguments, InputModel):
         return arguments
@@ -179,13 +178,13 @@ def input_model(tool: Tool, arguments: object, limits: Limits) -> InputModel:
 
 
 def output_model(tool: Tool, output: object, limits: Limits) -> OutputModel:
-    """Derive the output schema: an object root whenever a 2025 revision is selected (LG-01..03),
-    never a bare ``str`` (TD-09; the schema layer refuses it)."""
+    """Derive the output schema: an object root whenever a 2025 revision is selected,
+    never a bare ``str`` (the schema layer refuses it)."""
     return tool.schema_step(lambda: derive_output(output, object_root=tool.legacy, limits=limits))
 
 
 def check_headers(tool: Tool, schema: ToolSchema) -> None:
-    """MH-06: ``Mcp-Param-*`` mirroring exists only on 2026-07-28, so a tool whose input schema
+    """``Mcp-Param-*`` mirroring exists only on 2026-07-28, so a tool whose input schema
     declares ``x-mcp-header`` (authored, or derived from ``Arg(header=...)``) selects only it."""
     if schema.headers and tool.legacy:
         suffixes = ", ".join(header.suffix for header in schema.headers)

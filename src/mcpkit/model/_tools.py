@@ -1,18 +1,17 @@
-"""Tool registrations: the five programmatic shapes of seed 000 (TR-01..17, SP-01..05, LG-01..04,
-MH-06).
+"""Tool registrations: the five programmatic shapes.
 
 Soklet's staged builder (``withName(...).argumentAndOutputTypes(...).handler(...)``) exists so
-that no handler can be installed before the argument and result model is fixed (TR-05).  In
+that no handler can be installed before the argument and result model is fixed.  In
 Python one keyword-only factory per stage says the same thing: each factory's signature names
-exactly what its shape needs, so a missing model, or an option the shape does not have (TR-16),
+exactly what its shape needs, so a missing model, or an option the shape does not have,
 is a ``TypeError`` at the call site, and every other rule (``_tool_rules``) is checked before
 the factory returns.
 
-Everything a registration publishes is decided here, once (DESIGN.md §1.2, §1.7): the name, the
+Everything a registration publishes is decided here, once: the name, the
 revision set, the compiled input schema, the derived output schema in the shape its revisions
 require, and the revision rules of mirrored headers, tasks and multi-round input.  Errors are
 ``ConfigurationError`` (``SchemaError`` from the schema layer) and name the tool and its
-revisions; the endpoint adds its path (LG-04).
+revisions; the endpoint adds its path.
 """
 
 from __future__ import annotations
@@ -42,18 +41,18 @@ OperationHandler: TypeAlias = Callable[
     [RequestContext, ToolArguments[A], InvocationFeatures],
     OperationResult | Awaitable[OperationResult],
 ]
-"""A handler that returns a recognised ``OperationResult`` (TR-13), directly or awaited."""
+"""A handler that returns a recognised ``OperationResult``, directly or awaited."""
 
 _JSON_OBJECT_DOCUMENT: Final = JsonObject({"type": "object"})
 
 
 class ToolRegistration:
-    """An immutable tool (TR-01): name, revisions, input schema, optional output schema, handler
+    """An immutable tool: name, revisions, input schema, optional output schema, handler
     and presentation or policy options.
 
-    Build one with a factory, one per seed shape (:class:`ToolShape`): :meth:`typed`,
+    Build one with a factory, one per shape (:class:`ToolShape`): :meth:`typed`,
     :meth:`typed_task`, :meth:`advanced`, :meth:`json_object`, :meth:`authored`.  Decorated
-    tools become the same object (TR-02).  ``handler`` is always the callable the server invokes
+    tools become the same object.  ``handler`` is always the callable the server invokes
     as ``handler(ctx, arguments, features)``; for :meth:`typed_task` that is the operation
     handler.  The wire form (``definition(revision)``) belongs to ``mcpkit.protocol``.
     """
@@ -89,7 +88,7 @@ class ToolRegistration:
     the worker-thread pool."""
     input_schema: ToolSchema
     output_schema: ToolSchema | None
-    """Derived for the typed shapes (retained for ``tasks/get`` on ``typed_task``, TR-17)."""
+    """Derived for the typed shapes (retained for ``tasks/get`` on ``typed_task``)."""
     input_model: InputModel | None
     """The binder of the typed and advanced shapes; ``None`` where handlers get raw JSON."""
     output_model: OutputModel | None
@@ -174,7 +173,7 @@ class ToolRegistration:
         mirror_structured_content: bool = True,
         limits: Limits = DEFAULT_LIMITS,
     ) -> ToolRegistration:
-        """A tool that always completes with structured output (TR-06).
+        """A tool that always completes with structured output.
 
         ``handler(ctx, ToolArguments[A], features)`` returns a value of ``output`` (or is an
         ``async def`` returning one).  ``arguments`` is a frozen dataclass, a ``TypedDict`` or
@@ -212,7 +211,7 @@ class ToolRegistration:
         mirror_structured_content: bool = True,
         limits: Limits = DEFAULT_LIMITS,
     ) -> ToolRegistration:
-        """A statically task-required tool (TR-07, TR-17).
+        """A statically task-required tool.
 
         The operation handler returns an ``OperationResult`` (typically a ``TaskCreatedResult``);
         the output schema derived from ``output`` is kept so the completed result can be checked
@@ -255,8 +254,8 @@ class ToolRegistration:
         limits: Limits = DEFAULT_LIMITS,
     ) -> ToolRegistration:
         """Converted arguments in, an ``OperationResult`` out: explicit content, an error
-        result or multi-round input (TR-08).  No output schema: the handler chooses its
-        content, and on 2025 revisions its structured content must be an object (LG-01)."""
+        result or multi-round input.  No output schema: the handler chooses its
+        content, and on 2025 revisions its structured content must be an object."""
         tool = rules.identify(name, revisions)
         is_async = rules.check_handler(tool, handler, "handler")
         options = rules.options(
@@ -286,7 +285,7 @@ class ToolRegistration:
         request_state_mode: RequestStateMode | None = None,
         limits: Limits = DEFAULT_LIMITS,
     ) -> ToolRegistration:
-        """The raw, immutable JSON-object arguments in, an ``OperationResult`` out (TR-09).
+        """The raw, immutable JSON-object arguments in, an ``OperationResult`` out.
 
         The published input schema is the fixed ``{"type": "object"}``: any object is accepted
         and the handler owns every further check.
@@ -322,11 +321,11 @@ class ToolRegistration:
         limits: Limits = DEFAULT_LIMITS,
     ) -> ToolRegistration:
         """An authored Profile 1 input schema; the handler gets the validated raw JSON object
-        and returns an ``OperationResult`` (TR-10).
+        and returns an ``OperationResult``.
 
         For constraints derivation cannot express, and for ``x-mcp-header`` declarations.  The
         document (a ``JsonObject`` or plain ``dict``) is compiled now and published exactly as
-        written (P1-03, P1-04); its root must be ``{"type": "object", ...}``.
+        written; its root must be ``{"type": "object", ...}``.
         """
         tool = rules.identify(name, revisions)
         is_async = rules.check_handler(tool, handler, "handler")

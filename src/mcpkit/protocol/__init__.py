@@ -1,9 +1,8 @@
 """The protocol layer (layer 4, beside ``mcpkit.model``): the revision table, per-revision
 projection of model values to the wire, and the static catalog pages.
 
-Everything here is a pure function or an immutable value over bytes and model values
-(DESIGN.md §1.5): no event loop, no socket.  Revision differences live only in
-``profile(revision)`` (DESIGN.md §4).
+Everything here is a pure function or an immutable value over bytes and model values: no event
+loop, no socket.  Revision differences live only in ``profile(revision)``.
 """
 
 from mcpkit.protocol._catalog import DEFAULT_PAGE_SIZE as DEFAULT_PAGE_SIZE

@@ -1,16 +1,16 @@
 """Catalog pages: ``tools/list``, ``prompts/list``, ``resources/list`` and
 ``resources/templates/list``, built and serialized once per (endpoint, revision).
 
-An endpoint never changes (DESIGN.md §1.3), so every page of its four static lists is known
+An endpoint never changes, so every page of its four static lists is known
 when the server starts.  ``Catalog.build`` projects each entry for each served revision
 (``_projection``), orders the entries as the revision table says (registration order on
-2026-07-28, CT-08; code-point order of the key on 2025, CT-09), cuts them into pages and
-encodes every page to bytes with ``mcpkit.json.encode`` (DESIGN.md §1.7).  Serving a list is
+2026-07-28; code-point order of the key on 2025), cuts them into pages and
+encodes every page to bytes with ``mcpkit.json.encode``.  Serving a list is
 then a dictionary lookup and a cursor check, with nothing allocated per request.
 
-Cursors are opaque (spec brief §5.6): base64url, without padding, of a 12-byte tag and the
+Cursors are opaque: base64url, without padding, of a 12-byte tag and the
 4-byte page index.  The tag is a SHA-256 digest of the revision, the list and the list's
-encoded entries, not a random nonce, because 2026-07-28 is stateless (DESIGN.md §8): every
+encoded entries, not a random nonce, because 2026-07-28 is stateless: every
 worker and node that serves the same endpoint must accept the cursors the others issue, and a
 cursor issued for a different catalog (an older deployment, another list, another revision)
 must be refused.  Cursors grant nothing -- every page is public to anyone who may list -- so
@@ -18,7 +18,7 @@ the tag needs to be stable and specific, not secret.  Anything that is not exact
 this catalog issued is ``InvalidParams`` (-32602), with the fixed message.
 
 Only static entries are paged here: an endpoint's ``resources/list`` handler
-(``ResourceListRegistration``) is called at run time and its pages are its own (CT-10).
+(``ResourceListRegistration``) is called at run time and its pages are its own.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""The JSON-RPC 2.0 envelope of one decoded message (docs/server.md §1.1; spec brief §2.2, §9).
+"""The JSON-RPC 2.0 envelope of one decoded message (docs/server.md §1.1).
 
 MCP narrows JSON-RPC: one message per HTTP body or stdio line (no batches), ids are strings or
 integers, ``params`` is an object.  :func:`parse_envelope` checks only that outer shape and
 sorts the message into a request, a notification or a response; what ``params`` must hold is
 each method's own business.  Every refusal is the one fixed :class:`InvalidRequest` (-32600),
 so nothing the client sent reaches the error.  Members outside JSON-RPC are refused rather
-than ignored (DESIGN.md §1.2: anything unrecognised is refused, not guessed at).
+than ignored (anything unrecognised is refused, not guessed at).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Exceptions to wire errors: the one place that decides the JSON-RPC error and the HTTP
-status a failure gets (DESIGN.md §1.4; soklet4-digest §6.4; spec brief §2.1, §2.2, §9).
+status a failure gets.
 
 Before the revision is known (``revision=None``) and on 2026-07-28 every error keeps its own
 status (``InvalidParams`` 400, ``MethodNotFound`` 404, ``InternalError`` 500, ...).  On the 2025
@@ -38,7 +38,7 @@ _KEEP_STATUS_ON_LEGACY: Final = (
 def wire_error(error: ProtocolError, revision: Revision | None) -> tuple[int, ProtocolError]:
     """The HTTP status and the error to write for ``error`` on ``revision``.
 
-    A missing resource is -32002 on 2025 and -32602 on 2026-07-28 (spec brief §9).
+    A missing resource is -32002 on 2025 and -32602 on 2026-07-28.
     """
     if (
         isinstance(error, ResourceNotFound)

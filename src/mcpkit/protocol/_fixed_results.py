@@ -24,7 +24,7 @@ def server_capabilities(endpoint: Endpoint, revision: Revision) -> JsonObject:
 
 
 def discover_result(endpoint: Endpoint, revision: Revision, cache: CachePolicy) -> JsonObject:
-    """``server/discover`` (2026-07-28, spec brief §3.3): versions, capabilities,
+    """``server/discover`` (2026-07-28): versions, capabilities,
     instructions, cache hints and ``_meta.serverInfo``; no top-level ``serverInfo``."""
     body: dict[str, object] = {
         "resultType": "complete",
@@ -40,7 +40,7 @@ def discover_result(endpoint: Endpoint, revision: Revision, cache: CachePolicy) 
 
 def initialize_result(endpoint: Endpoint, revision: Revision) -> JsonObject:
     """``initialize`` (2025): the negotiated version, capabilities, ``serverInfo`` and the
-    endpoint's instructions (AN-10)."""
+    endpoint's instructions."""
     body: dict[str, object] = {
         "protocolVersion": revision.wire,
         "capabilities": server_capabilities(endpoint, revision),

@@ -3,7 +3,7 @@
 One codec and one shape: results, errors and notifications are written here with
 :func:`mcpkit.json.encode` and nowhere else, so the member order, the compact spelling and the
 output limits are the same on every transport.  Results and notifications count against
-``limits`` whole, envelope included (JL-02: one complete response), and raise
+``limits`` whole, envelope included (one complete response), and raise
 :class:`OutputError` when they do not fit.  Error messages never fail: they are the server's
 last word on a request, so whatever goes wrong while writing one degrades to a smaller message
 instead of raising.

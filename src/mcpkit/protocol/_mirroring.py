@@ -1,13 +1,11 @@
-"""The ``Mcp-Param-*`` mirrored-header check of ``tools/call`` (seed 000, "Mirrored arguments";
-spec brief §3 "Value encoding" and §4.4; checklist MH-02, MH-03, MH-05, MH-11, MH-12, MH-15 ..
-MH-18, MH-20, MH-22).
+"""The ``Mcp-Param-*`` mirrored-header check of ``tools/call``.
 
 A tool property annotated ``x-mcp-header: "Tenant"`` (``ToolSchema.headers``, one
 :class:`~mcpkit.schema.HeaderDeclaration` each) is mirrored by the client into the HTTP header
 ``Mcp-Param-Tenant``.  :func:`check_mirrored_headers` checks that both copies agree; it runs
-after admission and before the handler (MH-19), and every failure is the one fixed
-:class:`~mcpkit.errors.HeaderMismatch` (-32020, HTTP 400, ``"Header mismatch"``, MH-18): neither
-header nor argument text ever reaches the error.  Both copies are untrusted (MH-05), so the
+after admission and before the handler, and every failure is the one fixed
+:class:`~mcpkit.errors.HeaderMismatch` (-32020, HTTP 400, ``"Header mismatch"``): neither
+header nor argument text ever reaches the error.  Both copies are untrusted, so the
 JSON side is checked as strictly as the header side.
 
 Rules, in the order they are applied:
@@ -16,17 +14,17 @@ Rules, in the order they are applied:
    case-insensitively, ASCII only: a name that is not ASCII is never a declared header (so
    ``str.lower`` cannot fold, e.g., the Kelvin sign ``U+212A`` into ``k``).  A declared header
    that occurs more than once, in any spelling of its name, is refused.  ``Mcp-Param-*`` headers
-   that no declaration names are **ignored**: the spec brief requires only that a *recognized*
-   ``Mcp-Param-*`` header be valid, and an unrecognized one is never read or used.
+   that no declaration names are **ignored**: the MCP specification requires only that a
+   *recognized* ``Mcp-Param-*`` header be valid, and an unrecognized one is never read or used.
 2. Then each declaration, in order:
 
    a. **Locate the argument** by following ``declaration.path`` through JSON objects.  An absent
       argument (or a path through a non-object) counts as ``null``.
-   b. **Absent or null argument**: the header never supplies it (MH-03), so a header that is
-      present is refused (a header alone is insufficient, MH-20); with no header, there is
-      nothing to mirror and the declaration passes (spec brief §4.4: "null/absent value ⇒
-      header must be absent").
-   c. **Missing header** for a non-null argument is refused (MH-20).
+   b. **Absent or null argument**: the header never supplies it, so a header that is
+      present is refused (a header alone is insufficient); with no header, there is
+      nothing to mirror and the declaration passes (a null or absent value
+      means the header must be absent).
+   c. **Missing header** for a non-null argument is refused.
    d. **Decode the header value.**  Optional whitespace (SP, HTAB) around it is trimmed.  A
       value of the exact form ``=?base64?<payload>?=`` (lowercase markers) is the SEP-2243
       sentinel: the payload must be canonical standard base64 (alphabet ``A-Za-z0-9+/``, ``=``
@@ -34,17 +32,17 @@ Rules, in the order they are applied:
       valid UTF-8; decoded controls are allowed, because a value that needs them is exactly
       what the sentinel exists for.  Any other value is literal and must be visible ASCII,
       space or tab.  Either way the decoded value is at most ``limits.max_header_param_bytes``
-      (16 KiB) UTF-8 bytes (MH-11, MH-12); the length is checked before anything is decoded.
+      (16 KiB) UTF-8 bytes; the length is checked before anything is decoded.
    e. **Compare** by the declared type:
 
       * ``string``: the argument is a JSON string equal to the decoded value, code point for
         code point (no normalisation, no case folding).
       * ``boolean``: the argument is a JSON boolean and the decoded value is exactly ``true``
-        or ``false`` (lowercase; spec brief §3, MH-22).
+        or ``false`` (lowercase).
       * ``integer``: the decoded value is canonical decimal ``0|-?[1-9][0-9]*`` of ASCII digits
-        (``+1``, ``01``, ``-0``, ``1.0`` and Unicode digits are refused, MH-16); the argument is
+        (``+1``, ``01``, ``-0``, ``1.0`` and Unicode digits are refused); the argument is
         a JSON number (never a boolean) with an integral value, so ``1.0`` and ``1e0`` match
-        ``1`` (MH-17); both lie within ±9,007,199,254,740,991 (MH-15); and they are
+        ``1``; both lie within ±9,007,199,254,740,991; and they are
         numerically equal.  A decimal argument is judged from its sign, digits and exponent, so
         ``1e999999999`` is refused at once as out of range, never expanded.
 

@@ -4,16 +4,16 @@ The model writes the full, newest form of everything (``to_json()``, ``definitio
 revision cannot carry is decided here, from the revision table only (``profile(revision)``).
 Every function is pure and works on copies: the registration, result or block it is given is
 never changed, so one handler result can be written for any revision, and an application
-value survives its projection unchanged (LG-10).
+value survives its projection unchanged.
 
-Two rules deliberately refuse instead of adapting (seed 000, "Results on 2025 revisions"):
+Two rules deliberately refuse instead of adapting:
 
 - structured content that is not a JSON object cannot be written on a 2025 revision; it is
-  never wrapped, dropped or replaced by its text mirror (LG-06..08), so the result fails with
+  never wrapped, dropped or replaced by its text mirror, so the result fails with
   the fixed internal error ``OutputError(OutputFailure.SCHEMA)``;
 - a 2025-06-18 prompt message whose resource link carries icons has no representable shape
-  there and fails the same way (LG-12), whereas a tool result's links just lose their optional
-  icons (LG-09).
+  there and fails the same way, whereas a tool result's links just lose their optional
+  icons.
 """
 
 from __future__ import annotations
@@ -67,16 +67,16 @@ _JUNE_IMPLEMENTATION: Final = ("name", "title", "version")
 
 
 def _without_icons(definition: JsonObject, revision: Revision) -> JsonObject:
-    """``definition`` as is, or a copy without ``icons`` where the revision has none (LG-11)."""
+    """``definition`` as is, or a copy without ``icons`` where the revision has none."""
     if profile(revision).icons or "icons" not in definition:
         return definition
     return JsonObject({name: value for name, value in definition.items() if name != "icons"})
 
 
 def tool_definition(registration: ToolRegistration, revision: Revision) -> JsonObject:
-    """The wire ``Tool`` of ``tools/list`` (SP-01): ``name``, ``title``, ``description``,
-    ``icons`` (none on 2025-06-18, LG-11), ``inputSchema`` (the exact published document,
-    P1-04), ``outputSchema`` for a typed tool, ``annotations``.
+    """The wire ``Tool`` of ``tools/list``: ``name``, ``title``, ``description``,
+    ``icons`` (none on 2025-06-18), ``inputSchema`` (the exact published document),
+    ``outputSchema`` for a typed tool, ``annotations``.
 
     No ``execution`` member: mcpkit has no 2025-11-25 tasks (task tools select only
     2026-07-28), and an absent ``execution.taskSupport`` means ``forbidden``.
@@ -200,7 +200,7 @@ def _not_a(kind: type) -> NoReturn:
 
 def _tool_blocks(content: Iterable[ContentBlock], revision: Revision) -> list[JsonObject]:
     """Content blocks in order; tool resource links lose their icons where the revision has
-    none (LG-09) -- on a copy, the application's link keeps them (LG-10)."""
+    none -- on a copy, the application's link keeps them."""
     icons = profile(revision).icons
     return [
         block.icons_dropped().to_json()
@@ -223,9 +223,9 @@ def call_tool_result(
     ``content`` always (in order), ``structuredContent`` when set, ``isError`` only when true,
     the result ``_meta``, and ``resultType: "complete"`` on 2026-07-28.  On a 2025 revision
     structured content must be a JSON object, else ``OutputError(OutputFailure.SCHEMA)``:
-    never wrapped or discarded (LG-06, LG-07), and checked before any text mirror (LG-08).
+    never wrapped or discarded, and checked before any text mirror.
 
-    ``mirror_structured_content`` (the tool registration's option, OR-13) adds the compact
+    ``mirror_structured_content`` (the tool registration's option) adds the compact
     JSON of the structured content as one text block when the output has no content of its
     own, so application-chosen content is never duplicated or reordered.  The mirror is a
     courtesy: when it would not fit the string ceilings or, together with the structured
@@ -281,7 +281,7 @@ def _mirror(structured: object, limits: Limits) -> str | None:
 
 def _prompt_block(block: ContentBlock, revision: Revision) -> JsonObject:
     if isinstance(block, ResourceLink) and block.icons and not profile(revision).icons:
-        # LG-12: the seeds make this a safe failure, not a silent icon drop as for tools.
+        # Deliberately a safe failure, not a silent icon drop as for tools.
         raise OutputError(OutputFailure.SCHEMA)
     return block.to_json()
 
@@ -291,7 +291,7 @@ def get_prompt_result(
 ) -> JsonObject:
     """The wire ``GetPromptResult``: ``description`` when set, ``messages`` in order, the
     result ``_meta`` and ``resultType`` on 2026-07-28.  A resource link with icons in a
-    2025-06-18 message raises ``OutputError(OutputFailure.SCHEMA)`` (LG-12)."""
+    2025-06-18 message raises ``OutputError(OutputFailure.SCHEMA)``."""
     output = _payload(result, PromptOutput)
     body: dict[str, object] = {}
     if output.description is not None:

@@ -1,4 +1,4 @@
-"""A request's ``params._meta`` (docs/server.md §1.3; spec brief §2.2 "Per-request ``_meta``").
+"""A request's ``params._meta`` (docs/server.md §1.3).
 
 On 2026-07-28 every request carries its own protocol version and client capabilities in
 ``_meta`` (there is no handshake to remember them from), and may opt in to log messages,

@@ -1,12 +1,11 @@
-"""The revision table: what each MCP revision can carry on the wire (DESIGN.md §4).
+"""The revision table: what each MCP revision can carry on the wire.
 
 This is the one place that knows how 2025-06-18, 2025-11-25 and 2026-07-28 differ.  Every
 other module asks ``profile(revision).<flag>`` and never compares revisions or wire strings, so
 adding a revision, or correcting one difference, is an edit to one row of ``_TABLE``.
 
-The rows are sourced from the official schemas and the spec brief
-(``reference/spec-brief.md`` §1, §4, §5, §9, §10) and the seeds' legacy rules (LG-01..12,
-IV-01/IV-09, CT-08/09).
+The rows follow the official schemas of each revision and mcpkit's rules for serving the 2025
+revisions.
 """
 
 from __future__ import annotations
@@ -26,10 +25,10 @@ class CatalogOrder(enum.Enum):
     """How a static catalog (``tools/list`` and the other three lists) is ordered."""
 
     REGISTRATION = "registration"
-    """The endpoint's registration order (CT-08): the modern revision."""
+    """The endpoint's registration order: the modern revision."""
     CANONICAL = "canonical"
     """Code-point order of the entry's key, a tool or prompt name, a resource URI or a template
-    string (CT-09): the 2025 revisions."""
+    string: the 2025 revisions."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,20 +42,20 @@ class RevisionProfile:
     (2026-07-28).  The 2025 revisions negotiate with ``initialize`` and answer every error after
     the revision is known with HTTP 200."""
     methods: frozenset[str]
-    """The client-to-server request methods the revision has (spec brief §1.1); anything else
+    """The client-to-server request methods the revision has; anything else
     is -32601 (HTTP 404 on 2026-07-28)."""
     icons: bool
-    """``icons`` exist on tools, prompts, resources, templates and resource links (LG-09,
-    LG-11); 2025-06-18 has none."""
+    """``icons`` exist on tools, prompts, resources, templates and resource links; 2025-06-18 has
+    none."""
     tool_title: bool
     """``Tool.title`` exists (all three revisions)."""
     tool_output_schema: bool
     """``Tool.outputSchema`` exists (all three; root ``type: object`` on 2025, enforced when the
-    tool is registered, LG-02..04)."""
+    tool is registered)."""
     structured_content: bool
     """``CallToolResult.structuredContent`` exists (all three)."""
     structured_content_object_only: bool
-    """Structured content must be a JSON object (LG-01, LG-06): the 2025 revisions."""
+    """Structured content must be a JSON object: the 2025 revisions."""
     result_type: bool
     """Every result carries ``resultType`` (2026-07-28)."""
     cache_hints: bool
@@ -71,10 +70,10 @@ class RevisionProfile:
     catalog_order: CatalogOrder
     resource_not_found_code: int
     """The JSON-RPC code of ``resources/read`` for an unknown URI: -32002 on 2025, -32602 on
-    2026-07-28 (spec brief §9, sharp edge 9)."""
+    2026-07-28."""
     invalid_arguments_as_tool_error: bool
     """Arguments that fail the tool's input schema or binding are an ``isError`` tool result
-    (2025-11-25 on, IV-01, SEP-1303) rather than JSON-RPC -32602 (2025-06-18, IV-09)."""
+    (2025-11-25 on, SEP-1303) rather than JSON-RPC -32602 (2025-06-18)."""
 
 
 _COMMON_METHODS: Final = frozenset(

@@ -1,4 +1,4 @@
-"""Which revision serves a request (DESIGN.md §3, group 8; spec brief §2.1-2.3, §7.1).
+"""Which revision serves a request.
 
 One URL may serve several revisions.  A request is *modern* when its ``MCP-Protocol-Version``
 header or its ``_meta`` protocol version is present and is not a 2025 revision: it then
@@ -44,7 +44,7 @@ def is_modern_request(header_version: str | None, meta: RequestMeta) -> bool:
     that is not a 2025 revision (an unknown one then gets -32020 or -32022 in the modern
     order), or its ``MCP-Protocol-Version`` header names the stateless revision.  A request
     with no ``_meta`` version and any other header is a 2025 request: an unknown header then
-    gets the legacy 400 / -32022 (spec brief §2.1)."""
+    gets the legacy 400 / -32022."""
     return is_modern_version(header_version, meta.protocol_version)
 
 
@@ -62,7 +62,7 @@ def select_modern(
     """The revision of a modern request, or the first refusal in the spec's order."""
     body = meta.protocol_version
     if body is None or meta.client_capabilities is None:
-        raise InvalidParams()  # missing required _meta comes first (spec brief §10, item 3)
+        raise InvalidParams()  # missing required _meta comes first
     if header_version is None or header_version != body:
         raise HeaderMismatch()
     revision = _MODERN_BY_WIRE.get(body)  # only stateless revisions: no profile() per request
@@ -92,7 +92,7 @@ def select_legacy(header_version: str | None, served: Collection[Revision]) -> R
 
 def negotiate(requested: object, served: Collection[Revision]) -> Revision:
     """``initialize``: the requested 2025 revision when it is served, else the newest served
-    2025 revision (the client decides whether it can speak it, spec brief §7.1)."""
+    2025 revision (the client decides whether it can speak it)."""
     if isinstance(requested, str):
         revision = _BY_WIRE.get(requested)
         if revision is not None and revision in served and not profile(revision).stateless:

@@ -1,7 +1,7 @@
-"""Python annotations to a frozen TypeInfo tree: the closed typed family (DESIGN.md §5, TD-01/10).
+"""Python annotations to a frozen TypeInfo tree: the closed typed family.
 
 Analysis runs once, at registration, and refuses everything outside the family with a
-``SchemaError`` that names the type and where it was found (P1-03: fail at construction).
+``SchemaError`` that names the type and where it was found (fail at construction).
 Named types (frozen dataclasses, TypedDicts, enums) are analysed once each from a work queue and
 referred to by index, so recursive types need no cyclic structure; ``_named`` reads their fields
 (and a handler's parameters), handing each annotation back to ``_Analyzer.field``.  Anonymous
@@ -113,7 +113,7 @@ def analyze_type(tp: object, *, limits: Limits) -> TypeModel:
 def analyze_function(
     fn: Callable[..., object], *, excluded: frozenset[object], limits: Limits
 ) -> TypeModel:
-    """Analyse a handler's parameters as the synthetic root object (TD-08).
+    """Analyse a handler's parameters as the synthetic root object.
 
     A leading ``self``/``cls`` and parameters annotated with an ``excluded`` type (framework
     context markers) are not arguments.  ``Arg(name=...)`` renames; a default makes the

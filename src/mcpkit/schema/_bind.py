@@ -1,12 +1,11 @@
-"""JSON arguments to typed Python values: containers and the binding driver (TD-06, TD-12;
-seed 000 "Java type derivation").
+"""JSON arguments to typed Python values: containers and the binding driver.
 
 Binding follows schema validation but never trusts it: any JSON value, valid or not, either
-binds or raises :class:`~mcpkit.errors.ArgumentsInvalid` with its fixed message (IV-02..04)
+binds or raises :class:`~mcpkit.errors.ArgumentsInvalid` with its fixed message
 and a private :class:`~mcpkit.errors.ArgumentsFailure` reason.  Every cost is priced before it
 is paid:
 
-- each value counts one node against ``max_json_nodes`` (TD-12); a container pays for all its
+- each value counts one node against ``max_json_nodes``; a container pays for all its
   members when it is opened, before any of them is bound;
 - every container opened counts one level against ``max_json_depth``;
 - integers, fixed-width ranges and floats are priced by their leaves (``_bind_leaves``).

@@ -1,5 +1,4 @@
-"""Leaf binders: JSON scalars to typed Python values (TD-02..05, TD-07; seed 000 "Java type
-derivation").
+"""Leaf binders: JSON scalars to typed Python values.
 
 A leaf is a plain function ``(value, budget, depth) -> bound`` with its parameters bound in; it
 binds a scalar, an enum member or a literal, or raises :class:`~mcpkit.errors.ArgumentsInvalid`
@@ -8,11 +7,11 @@ exact type and use ``isinstance`` only for subclasses.  Every cost is priced bef
 
 - an integer's expanded decimal spelling (minus sign included) is measured before the ``int``
   exists: a ``Decimal`` by ``adjusted()``, so ``1e9999`` is 10,000 characters and refused
-  without expansion (TD-05).  One value may spell ``max_integer_chars`` (TD-02), one binding
-  ``max_binding_integer_chars`` in total, every conversion counted (TD-03/04);
+  without expansion.  One value may spell ``max_integer_chars``, one binding
+  ``max_binding_integer_chars`` in total, every conversion counted;
 - fixed-width ranges are compared on the ``Decimal`` itself, before ``int()``.
 
-``Decimal`` arguments are kept exactly as parsed (TD-07); ``float`` is ``float(Decimal)`` and
+``Decimal`` arguments are kept exactly as parsed; ``float`` is ``float(Decimal)`` and
 must be finite.  Containers and the driver that binds them are ``_bind``'s.
 """
 
@@ -101,7 +100,7 @@ def _decimal_leaf(value: Any, budget: Budget, depth: int) -> object:
     kind = type(value)
     if kind is Decimal or (kind is not int and isinstance(value, Decimal)):
         if value.is_finite():
-            return value  # TD-07: exactly as parsed
+            return value  # exactly as parsed
     elif kind is int or (isinstance(value, int) and kind is not bool):
         return Decimal(value)
     refuse(F.TYPE)

@@ -1,4 +1,4 @@
-"""Compile an authored Tool Schema Profile 1 document (seed 000; docs/schema.md; P1-01..22).
+"""Compile an authored Tool Schema Profile 1 document (docs/schema.md).
 
 Profile 1 is closed: the 29 recognised keywords are the whole language, and anything else
 fails here, at registration, with a message for the developer that names the keyword and the
@@ -56,7 +56,7 @@ def _where(pointer: Pointer) -> str:
 
 @dataclass(frozen=True, slots=True)
 class HeaderDeclaration:
-    """A property mirrored into an ``Mcp-Param-{suffix}`` header (MH-01..10)."""
+    """A property mirrored into an ``Mcp-Param-{suffix}`` header."""
 
     suffix: str
     path: tuple[str, ...]
@@ -64,9 +64,9 @@ class HeaderDeclaration:
 
 
 class ToolSchema:
-    """An immutable, compiled Profile 1 schema (P1-01): only :func:`compile_schema` builds one.
+    """An immutable, compiled Profile 1 schema: only :func:`compile_schema` builds one.
 
-    ``document`` is the exact authored document (P1-04), published as is.
+    ``document`` is the exact authored document, published as is.
     """
 
     __slots__ = ("_root", "document", "headers", "limits", "node_count")
@@ -95,7 +95,7 @@ class ToolSchema:
         return self.evaluate(instance) is Outcome.VALID
 
     def error_path(self, instance: JsonValue) -> tuple[str | int, ...] | None:
-        """Where ``instance`` first fails, for logs and tests; never sent to a client (P1-16)."""
+        """Where ``instance`` first fails, for logs and tests; never sent to a client."""
         outcome, path = evaluate(
             self._root, instance, self.limits.max_evaluation_operations, diagnostics=True
         )
@@ -298,7 +298,7 @@ class _Compiler:
                 yield schema[keyword], (*pointer, keyword), keyword, ""
 
     def resolve(self) -> None:
-        """Resolve every ``$ref`` (same document only, P1-07/12/18)."""
+        """Resolve every ``$ref`` (same document only)."""
         for node in self.nodes.values():
             if node.ref_text is not None:
                 node.ref = self._target(node.ref_text, node.pointer)
@@ -345,7 +345,7 @@ class _Compiler:
                     stack.append((child, child.children()))
 
     def headers(self) -> tuple[HeaderDeclaration, ...]:
-        """Placement and uniqueness of ``x-mcp-header`` (MH-07..10)."""
+        """Placement and uniqueness of ``x-mcp-header``."""
         declarations: list[HeaderDeclaration] = []
         seen: set[str] = set()
         for node, suffix, kind in self.header_nodes:

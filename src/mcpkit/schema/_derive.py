@@ -1,4 +1,4 @@
-"""A TypeModel to a Profile 1 schema document, deterministically (TD-01, TD-08, TD-09, MH-01).
+"""A TypeModel to a Profile 1 schema document, deterministically.
 
 The same type always gives byte-identical JSON: properties in declaration order, ``required``
 in declaration order, ``$defs`` sorted by name.  A named type used once, and not recursively,
@@ -49,8 +49,8 @@ def derive_document(
 ) -> JsonObject:
     """The schema document of ``model``; ``describe()`` names the type in error messages.
 
-    Inputs must have an object root (TD-08); outputs may be any family member except a bare
-    ``str`` (TD-09), and only an object when ``object_root_required`` (2025 revisions).
+    Inputs must have an object root; outputs may be any family member except a bare
+    ``str``, and only an object when ``object_root_required`` (2025 revisions).
     """
     root = model.root
     is_object = isinstance(root, MapInfo) or (
@@ -185,7 +185,8 @@ class _Deriver:
         out["additionalProperties"] = False
 
     def check_header(self, field: FieldInfo, owner: ObjectInfo, root: bool, seen: set[str]) -> None:
-        """MH-01/04/07..10 for derived schemas; the compiler checks the document again."""
+        """The ``x-mcp-header`` rules for derived schemas; the compiler checks the document
+        again."""
         kind = {"dataclass": "field", "typeddict": "key", "parameters": "parameter"}[owner.kind]
         where = f"{kind} {field.attr!r} of {owner.label}"
         if not root:

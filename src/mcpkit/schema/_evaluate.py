@@ -3,7 +3,7 @@
 JSON Schema 2020-12 semantics for the Profile 1 keywords (docs/schema.md).  Two properties
 matter as much as the answer:
 
-- **Bounded work** (JL-07, P1-14): every schema node applied to a value, every keyword check,
+- **Bounded work**: every schema node applied to a value, every keyword check,
   every ``$ref`` followed, every node compared by ``enum``/``const`` and every object member
   visited charges one operation; past the budget the outcome is ``BUDGET_EXHAUSTED``, which
   callers treat exactly like ``INVALID``.
@@ -15,7 +15,7 @@ matter as much as the answer:
   under ``properties``/``additionalProperties``/``items`` (most object roots): their members
   are checked in one loop, which charges exactly what the generator would, in the same order.
 
-Diagnostics (P1-15): the driver keeps one path stack per call, and only when asked for the
+Diagnostics: the driver keeps one path stack per call, and only when asked for the
 error path; failures inside ``anyOf`` branches and ``if`` conditions are expected and do not
 record a path.
 """
@@ -35,7 +35,7 @@ __all__ = ["EvaluationGate", "Outcome", "evaluate", "outcome"]
 
 
 class Outcome(enum.Enum):
-    """The result of one evaluation; not a public error API (P1-16)."""
+    """The result of one evaluation; not a public error API."""
 
     VALID = "valid"
     INVALID = "invalid"
@@ -347,7 +347,7 @@ def _equal(a: object, b: object, run: _Run) -> bool:
 
 
 class EvaluationGate:
-    """Bounds schema evaluations running at once, server-wide (JL-08).
+    """Bounds schema evaluations running at once, server-wide.
 
     Evaluations are short and bounded by their budget, so a caller waits for a slot rather
     than failing: a full gate slows requests down, it never turns valid input into an error.

@@ -1,5 +1,4 @@
-"""Named types to TypeInfo: frozen dataclasses, TypedDicts, enums and a handler's parameters
-(TD-01, TD-08, TD-10).
+"""Named types to TypeInfo: frozen dataclasses, TypedDicts, enums and a handler's parameters.
 
 ``_analyze`` registers each named type once and hands it here to be read: its ``$defs`` label,
 its resolved annotations (type variables replaced by a generic instantiation's arguments) and
@@ -111,7 +110,7 @@ def define(tp: Any, field: FieldReader) -> ObjectInfo | EnumInfo:
 def parameters_object(
     fn: Callable[..., object], excluded: frozenset[object], field: FieldReader
 ) -> ObjectInfo:
-    """Read a handler's parameters as the synthetic root object (TD-08)."""
+    """Read a handler's parameters as the synthetic root object."""
     name = label(fn)
     try:
         signature = inspect.signature(fn)

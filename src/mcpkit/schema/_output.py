@@ -1,4 +1,4 @@
-"""A typed return value to JSON, validated against the derived output schema (TD-11, JL-21).
+"""A typed return value to JSON, validated against the derived output schema.
 
 Conversion is strict: each value must already be what its declared type says (a dataclass
 instance of the declared class, an enum member, a finite float, ...); nothing is coerced from

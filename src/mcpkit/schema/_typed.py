@@ -1,4 +1,4 @@
-"""Typed tool inputs and outputs: the public entry points of derivation (DESIGN.md §5, TD-01..12).
+"""Typed tool inputs and outputs: the public entry points of derivation.
 
 ``derive_input`` and ``derive_output`` run the whole registration-time pipeline at once
 (analyse the type, derive the document, compile it), so every refusal is a ``SchemaError``
@@ -64,7 +64,7 @@ class _Model:
 
 
 class InputModel(_Model):
-    """A tool's derived input schema and its binder (TD-08)."""
+    """A tool's derived input schema and its binder."""
 
     __slots__ = ("_binder",)
 
@@ -77,7 +77,7 @@ class InputModel(_Model):
         object.__setattr__(self, "_binder", Binder(model, limits))  # compiled once, shared
 
     def bind(self, arguments: JsonObject) -> object:
-        """Validate ``arguments`` against the schema, then bind them (IV-01/02/13).
+        """Validate ``arguments`` against the schema, then bind them.
 
         Returns an instance of the input type, a ``dict`` for ``dict[str, T]`` and TypedDicts,
         or the keyword arguments of a function.  Raises ``ArgumentsInvalid`` on any failure.
@@ -94,7 +94,7 @@ class InputModel(_Model):
 
 
 class OutputModel(_Model):
-    """A tool's derived output schema and its converter (TD-09, TD-11)."""
+    """A tool's derived output schema and its converter."""
 
     __slots__ = ("_converter",)
 

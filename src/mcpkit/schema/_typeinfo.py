@@ -26,7 +26,7 @@ __all__ = [
 
 MAX_FLOAT: Final = Decimal("1.7976931348623157E+308")
 """The largest finite float, published as the bound of every derived ``float`` schema."""
-_TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")  # RFC 9110 tchar (MH-07)
+_TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")  # RFC 9110 tchar
 
 
 def check_text(owner: str, value: object) -> None:
@@ -43,7 +43,7 @@ def check_text(owner: str, value: object) -> None:
 class Arg:
     """``Annotated[T, Arg(...)]``: a published property name, documentation, bounds, a header.
 
-    ``name`` and ``header`` (the ``x-mcp-header`` suffix, MH-01) belong to a field or parameter;
+    ``name`` and ``header`` (the ``x-mcp-header`` suffix) belong to a field or parameter;
     ``minimum``/``maximum`` to a number.  Misplaced metadata fails at registration.
     """
 

@@ -1,4 +1,4 @@
-"""Building the engine once, from a registry and the server's settings (DESIGN.md §1.7):
+"""Building the engine once, from a registry and the server's settings:
 every endpoint's catalog pages are projected and encoded here, never per request."""
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def _protector(
     registry: EndpointRegistry, settings: EngineSettings
 ) -> RequestStateProtector | None:
     """The request-state protector: required by a framework-protected operation, refused for
-    anything but a ``Keyring``; an ephemeral keyring is announced once (soklet4-digest §2.3)."""
+    anything but a ``Keyring``; an ephemeral keyring is announced once."""
     keyring = settings.keyring
     if keyring is None:
         if _framework_protected(registry):

@@ -1,5 +1,5 @@
 """Multi-round input on 2026-07-28: what is checked before the handler runs, and how an
-input-required result is written (spec brief §3.6; soklet4-digest §2; seed 000).
+input-required result is written.
 
 Before the handler (after admission and target lookup, pipeline group 11): the wire shape of
 ``inputResponses``; the shape of ``requestState`` for the operation's mode; the client
@@ -263,5 +263,5 @@ def _state(result: InputRequiredResult, continuation: Continuation, limits: Limi
 
 def has_conditional(registration: Declaring) -> bool:
     """Whether a CONDITIONAL declaration may still refuse the call after the handler ran, in
-    which case the response must stay uncommitted: no progress reporter (digest §2.2)."""
+    which case the response must stay uncommitted: no progress reporter."""
     return bool(registration.declared_kinds - registration.required_kinds)

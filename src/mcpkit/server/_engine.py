@@ -1,4 +1,4 @@
-"""The request pipeline in precedence order (DESIGN.md §3; soklet4-digest §6.6).
+"""The request pipeline in precedence order.
 
 ``Engine.handle_http`` takes one HTTP request from a transport through groups 1-9 and 11's
 admission (HTTP limits, routing, Host, Origin and CORS, method and media types, strict JSON,
@@ -127,7 +127,7 @@ _HOST: Final = re.compile(
 def _host_name(value: str) -> tuple[str, str | None] | None:
     """Split a ``Host`` value into a lower-case name and an optional port; ``None`` if it is
     not a bracketed IP literal or a name of ASCII letters, digits, dots and hyphens (an
-    underscore is refused, soklet4-digest §1.2)."""
+    underscore is refused)."""
     match = _HOST.fullmatch(value.strip(" \t").lower())
     if match is None:
         return None
@@ -302,7 +302,7 @@ class Engine:
     def _judge_host(self, value: str, port: int | None) -> int:
         """The status for a ``Host`` value not yet remembered (0 when accepted): a loopback
         alias (with the listener's port when it is known) or an allow-listed name; forwarded
-        headers never count (soklet4-digest §1.2).  Remembered within a bound."""
+        headers never count.  Remembered within a bound."""
         status = self._host_status(value, port)
         if len(self._hosts) < _MAX_REMEMBERED_HOSTS and len(value) <= 255:
             self._hosts[(value, port)] = status  # a server sees the same few Host values

@@ -1,7 +1,7 @@
 """Bounded execution: handler slots, an admitted FIFO queue and absolute deadlines.
 
 Every handler runs in one of ``slots`` server-wide slots behind a queue of at most ``queue``
-waiters (soklet4-digest §1.5), so no input can make the server run unbounded work.  The
+waiters, so no input can make the server run unbounded work.  The
 outcomes are fixed: a full queue, or a deadline that passes while queued, is ``Overloaded``
 (503, never dispatched); a deadline that passes while running is ``DeadlineExceeded`` (504); a
 client that goes away is ``Cancelled``.  Running work is never forced: its token is cancelled

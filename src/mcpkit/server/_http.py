@@ -1,6 +1,6 @@
 """What a transport hands the engine for one HTTP request, and how the engine answers.
 
-The transport only moves bytes (DESIGN.md §2, layer 6): it reads the body up to the configured
+The transport only moves bytes: it reads the body up to the configured
 limit, notices a disconnect and writes what the engine tells it to.  Every decision -- status,
 headers, body -- is the engine's.
 """
@@ -29,7 +29,7 @@ class HttpRequest:
       the client sent more (the rest was not read).
     * ``client``: the peer address when the server knows it; informational only.
     * ``server_port``: the port the request arrived on, when the transport knows it (the
-      loopback ``Host`` aliases must name it, soklet4-digest §1.2).
+      loopback ``Host`` aliases must name it).
     """
 
     method: str

@@ -1,4 +1,4 @@
-"""Calling application handlers: the one module that does (DESIGN.md §1.4).
+"""Calling application handlers: the one module that does.
 
 For each operation the work inside a handler slot is: input conversion and Profile 1
 validation (tools), the handler, result recognition, the sanitizer (tool results), output
@@ -8,10 +8,9 @@ its worker thread, so the event loop never converts or encodes large values; an 
 handler's job runs on the loop.
 
 Failures: ``ArgumentsInvalid`` becomes the fixed ``isError`` result or -32602 as the revision
-table says (IV-01..09, IV-13); protocol errors a handler raises on purpose (``InvalidParams``,
+table says; protocol errors a handler raises on purpose (``InvalidParams``,
 ``ResourceNotFound``, ``MissingClientCapability``, ...) keep their wire form; anything else a
-handler raises, returns or builds wrongly is the fixed internal error and is never echoed
-(IV-11, ER-07).
+handler raises, returns or builds wrongly is the fixed internal error and is never echoed.
 """
 
 from __future__ import annotations
@@ -135,7 +134,7 @@ def _guard(error: BaseException) -> ProtocolError:
 
 
 def _check_binary(blocks: Iterable[object], limits: Limits) -> None:
-    """CB-24, CB-28: one image, audio or blob item is at most ``max_binary_item_bytes``."""
+    """One image, audio or blob item is at most ``max_binary_item_bytes``."""
     ceiling = limits.max_binary_item_bytes
     for block in blocks:
         data: bytes | None = None
@@ -192,7 +191,7 @@ class ToolCall(NamedTuple):
 def _bind(call: ToolCall) -> ToolArguments[Any]:
     tool = call.tool
     schema = tool.input_schema
-    with call.gate:  # the server's budget (IV-13, JL-07), whatever the tool was built with
+    with call.gate:  # the server's budget, whatever the tool was built with
         budget = min(
             call.limits.max_evaluation_operations,
             schema.limits.max_evaluation_operations,
@@ -258,7 +257,7 @@ def _write_tool(call: ToolCall, result: CompleteResult | InputRequiredResult) ->
 
 
 def _invalid_arguments(call: ToolCall, error: ArgumentsInvalid) -> bytes:
-    """IV-01..09: the fixed ``isError`` result (through the sanitizer), or -32602 on June."""
+    """The fixed ``isError`` result (through the sanitizer), or -32602 on June."""
     if not profile(call.revision).invalid_arguments_as_tool_error:
         raise error
     return _write_tool(call, CompleteResult.from_tool_error_text(ArgumentsInvalid.message))

@@ -1,4 +1,4 @@
-"""The live key ring of built-in request-state protection (soklet4-digest §2.4, "Key rotation").
+"""The live key ring of built-in request-state protection.
 
 A :class:`Keyring` holds one active key, which seals, and any number of verification-only
 keys, which still open state sealed before a rotation.  It also owns the active key's sealer

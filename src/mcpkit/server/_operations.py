@@ -84,7 +84,7 @@ __all__ = ["LEGACY_LOG_LEVEL", "Call", "Operations", "Runtime", "ToolPlan", "che
 
 log = logging.getLogger("mcpkit.server")
 
-# The capability a method needs (spec brief §1.4: calling an un-advertised one is -32601).
+# The capability a method needs (calling an un-advertised one is -32601).
 _CAPABILITY: Final = {
     "tools/list": "tools",
     "tools/call": "tools",
@@ -234,7 +234,7 @@ def _strings(value: JsonObject) -> Mapping[str, str]:
 def _cursor_check(params: JsonObject) -> None:
     cursor = params.get("cursor", UNSET)
     if cursor is not UNSET and not isinstance(cursor, str):
-        raise InvalidParams()  # JSON null included: a cursor is a string (spec brief §5.6)
+        raise InvalidParams()  # JSON null included: a cursor is a string
 
 
 def _tool_check(params: JsonObject) -> None:
@@ -298,7 +298,7 @@ _REVISION_CHECKS: Final[Mapping[Revision, Mapping[str, Callable[[JsonObject], No
 
 def check_params(revision: Revision, method: str, params: JsonObject) -> None:
     """Refuse a request whose ``params`` have the wrong shape for its method (-32602), before
-    admission and any lookup (DESIGN.md §3, group 10).  A method the revision does not have is
+    admission and any lookup.  A method the revision does not have is
     left alone: it is -32601 whatever its params (a removed ``logging/setLevel`` on 2026)."""
     check = _REVISION_CHECKS[revision].get(method)
     if check is not None:
@@ -399,8 +399,7 @@ class Operations:
         """The token always; a progress reporter when the client sent a token and a logger on
         2026-07-28 when ``_meta`` names a log level (always on the 2025 revisions) -- both only
         when no conditional input request may still refuse the call after the handler ran:
-        the first notification commits the response, so it must stay uncommitted until then
-        (soklet4-digest §2.2)."""
+        the first notification commits the response, so it must stay uncommitted until then."""
         meta = call.meta
         if row.stateless:
             level = None if meta.log_level is None else meta.log_level.wire
@@ -452,7 +451,7 @@ class Operations:
         return checked(result, bytes, "the handler job")  # type: ignore[no-any-return]
 
     def _intercepted(self, job: Job, ctx: RequestContext) -> Callable[[], Awaitable[bytes]]:
-        """The job wrapped by the interceptor (soklet4-digest §6.2): ``proceed()`` runs
+        """The job wrapped by the interceptor: ``proceed()`` runs
         validation and the handler once -- a ``def`` handler still in a worker thread, its
         slot held until the thread returns -- and the interceptor returns what ``proceed()``
         gave it or a result of its own, which is written like the handler's."""

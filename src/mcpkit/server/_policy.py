@@ -1,8 +1,8 @@
 """The application's policy hooks: CORS, admission, interception and result sanitizing.
 
-Each hook is optional and the defaults fail closed where the seeds say so: no CORS policy means
-every request that carries an ``Origin`` is refused (soklet4-digest §1.3), and admission accepts
-everyone until the application says otherwise (§1.4).  Hooks get exact values; what they log
+Each hook is optional and the defaults fail closed: no CORS policy means
+every request that carries an ``Origin`` is refused, and admission accepts
+everyone until the application says otherwise.  Hooks get exact values; what they log
 is the application's business.
 """
 
@@ -31,7 +31,7 @@ __all__ = [
 _LOOPBACK_ORIGIN: Final = re.compile(
     r"https?://(?:localhost|127\.0\.0\.1|\[::1\])(?::[0-9]{1,5})?", re.ASCII
 )
-# Response headers the framework owns; an admission rejection may not set them (§1.4).
+# Response headers the framework owns; an admission rejection may not set them.
 _RESERVED: Final = frozenset(
     {
         "cache-control", "connection", "content-encoding", "content-length", "content-type",
@@ -99,11 +99,11 @@ class AdmissionRequest:
 
 @dataclass(frozen=True, slots=True)
 class Admitted:
-    """Accept the request; ``identity`` becomes ``RequestContext.identity`` (HC-10).
+    """Accept the request; ``identity`` becomes ``RequestContext.identity``.
 
     ``authorization`` is the caller's authorization partition: a stable key (1-256 UTF-8
     bytes) that framework-protected request state is bound to, so a state sealed for one
-    caller cannot be replayed by another (soklet4-digest §1.4, §2.4).  ``None`` is the shared
+    caller cannot be replayed by another.  ``None`` is the shared
     anonymous partition.  Never derive it from anything the client says about itself.
     """
 
@@ -167,7 +167,7 @@ class Rejected:
 AdmissionController: TypeAlias = Callable[
     [AdmissionRequest], "Admitted | Rejected | Awaitable[Admitted | Rejected]"
 ]
-"""Decides every structurally valid request and notification (soklet4-digest §1.4)."""
+"""Decides every structurally valid request and notification."""
 
 Interceptor: TypeAlias = Callable[
     [RequestContext, Callable[[], Awaitable[object]]], Awaitable[object]
@@ -178,7 +178,7 @@ gets, resource reads, the resource list handler; not completion or framework cat
 interceptor returns as is; or the interceptor returns its own result (a ``CompleteResult`` or
 ``InputRequiredResult``, or a typed tool's output value) to short-circuit, which is checked and
 written like the handler's.  A ``ProtocolError`` it raises keeps its wire form; anything else
-is the fixed internal error (soklet4-digest §6.2)."""
+is the fixed internal error."""
 
 ResultSanitizer: TypeAlias = Callable[
     [RequestContext, str, JsonObject, CompleteResult], CompleteResult

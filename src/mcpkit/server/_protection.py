@@ -2,9 +2,9 @@
 
 State the framework hands to a client is sealed with AES-256-GCM under a key derived per
 sealer epoch from the keyring's active master key, and carried as
-``soklet-mcp-request-state-v1.`` plus canonical unpadded base64url of a binary envelope
-(soklet4-digest §2.4).  The profile is frozen and shared with Soklet, so every byte here is
-fixed by its labels and its test vector; a changed byte is a new profile.
+``soklet-mcp-request-state-v1.`` plus canonical unpadded base64url of a binary envelope. The
+profile is frozen and shared with Soklet, so every byte here is fixed by its labels and its test
+vector; a changed byte is a new profile.
 
 Failure channels (the same for every cause within each, so nothing is an oracle):
 

@@ -1,6 +1,6 @@
 """The key-free bytes of protected request state: canonical JSON, the binding, the plaintext.
 
-These are the parts of the ``soklet-mcp-protection-v1`` profile (soklet4-digest §2.4) that a
+These are the parts of the ``soklet-mcp-protection-v1`` profile that a
 second implementation must reproduce byte for byte, so they live apart from the AEAD layer
 (``_protection``) and can be tested against fixed bytes on their own.
 
@@ -44,7 +44,7 @@ _I32: Final = (-(2**31), 2**31 - 1)
 # integer is a Decimal there and never a request id, so no sealed id can be longer.
 _MAX_ID_DIGITS: Final = 640
 _MAX_PARTITION_BYTES: Final = 256
-# JL-10: canonical params get their own headroom, twice the largest request body, so params
+# Canonical params get their own headroom, twice the largest request body, so params
 # the codec accepted always fit (respelling at most doubles a number, e.g. 1E-6 -> 0.000001).
 PARAMS_HEADROOM_CHARS = 32 * 1024 * 1024
 # JSON values are at most 512 deep by construction; the cap also stops a cyclic plain container.

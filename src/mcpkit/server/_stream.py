@@ -1,8 +1,8 @@
 """One request's response on HTTP: a JSON body, or an SSE stream once a notification is sent.
 
-Progress and log notifications belong on the originating request's stream (spec brief §3.8,
-§7.3), so the first one commits the response to ``text/event-stream`` and the result becomes
-the stream's last event; a request that sends none is answered with one JSON body.
+Progress and log notifications belong on the originating request's stream, so the first one commits
+the response to ``text/event-stream`` and the result becomes the stream's last event; a request
+that sends none is answered with one JSON body.
 
 Handlers report from worker threads or from the loop.  A notification is queued and written,
 in order, by the request's own coroutine between waits for the handler.  The queue holds at
@@ -48,7 +48,7 @@ T = TypeVar("T")
 
 
 def base_headers(extra: Sequence[tuple[bytes, bytes]] = ()) -> list[tuple[bytes, bytes]]:
-    """``Cache-Control: no-store`` on every response (soklet4-digest §1.3), plus ``extra``."""
+    """``Cache-Control: no-store`` on every response, plus ``extra``."""
     return [NO_STORE, *extra]
 
 

@@ -1,5 +1,5 @@
 """Test an mcpkit server in-process: a synchronous client for its ASGI app, and helpers that
-build the requests and headers an MCP client sends (DESIGN.md §2, layer 7)."""
+build the requests and headers an MCP client sends."""
 
 from mcpkit.testing._client import ServesAsgi as ServesAsgi
 from mcpkit.testing._client import TestClient as TestClient

@@ -1,4 +1,4 @@
-"""Byte movers between the engine and the outside world (DESIGN.md §2, layer 6).
+"""Byte movers between the engine and the outside world.
 
 ``McpApp`` serves Streamable HTTP as a pure ASGI 3 app; the stdio transport serves
 newline-delimited JSON-RPC.  Neither parses JSON nor decides a protocol question: the engine

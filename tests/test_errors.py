@@ -1,4 +1,4 @@
-"""The exception tree: classes, wire codes, HTTP statuses and fixed messages (DESIGN.md §1.6)."""
+"""The exception tree: classes, wire codes, HTTP statuses and fixed messages."""
 
 from __future__ import annotations
 

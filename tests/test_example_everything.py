@@ -1,4 +1,5 @@
-"""``examples/everything.py``: the conformance fixture (``reference/conformance.md`` §5), checked
+"""``examples/everything.py``: the conformance fixture (the official suite's server fixtures),
+checked
 through its registrations the way the server calls them, then end to end through the in-process
 test client on each revision."""
 
@@ -770,7 +771,7 @@ def test_streaming_elicitation_asks_through_an_input_required_result(client: Tes
 
 
 # --- multi-round input (2026-07-28), end to end ---------------------------------------------------
-# The input-required-result fixtures (reference/conformance.md §5): round 1 asks through an
+# The input-required-result fixtures: round 1 asks through an
 # input-required result, the retry carries the harness's answers in ``inputResponses`` (and the
 # sealed ``requestState``) with a fresh request id.  Every message is checked against the
 # official 2026-07-28 schema.
@@ -970,7 +971,7 @@ def test_mrtr_request_state_tools_complete_only_with_their_sealed_state(
     again, rest = send(client, name, responses=answers).sealed()
     assert rest == asks({"confirm": ASK_CONFIRM})
     assert again != state
-    # The state is not single-use: another request id may carry it again (digest §2.4).
+    # The state is not single-use: another request id may carry it again .
     assert send(client, name, responses=answers, state=state).result == says(text)
     # With the state but a declined confirmation, it asks again (the next round).
     declined = send(client, name, responses={"confirm": {"action": "decline"}}, state=state)

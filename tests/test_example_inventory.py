@@ -1,4 +1,4 @@
-"""``examples/inventory.py``: seed 003's inventory endpoint, built by the decorators and called
+"""``examples/inventory.py``: the inventory endpoint, built by the decorators and called
 through its registrations as the server will (AN-01, AN-18, PK-01, RG-02, HC-01, CT-12)."""
 
 import asyncio

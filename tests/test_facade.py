@@ -15,7 +15,7 @@ import mcpkit.errors
 import mcpkit.limits
 from mcpkit import _version
 
-# What the core (DESIGN.md §2, layers 1-4) must never load: no event loop, socket or web stack.
+# What the core (layers 1-4) must never load: no event loop, socket or web stack.
 FORBIDDEN_IN_CORE = ("asyncio", "anyio", "socket", "uvicorn", "starlette")
 CORE_PACKAGES = ("errors", "limits", "json", "schema", "model", "protocol")
 

@@ -1,4 +1,4 @@
-"""``Limits``: every default of DESIGN.md §6, the allowed ranges, types and cross-field rules."""
+"""``Limits``: every default, the allowed ranges, types and cross-field rules."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ MiB: Final = 1024 * KiB
 HOUR: Final = 3600.0
 DAY: Final = 24 * HOUR
 
-# field -> (default, checklist ID or DESIGN.md §6 row)
+# field -> (default, checklist ID or the name of its row)
 DEFAULTS: Final[dict[str, tuple[float, str]]] = {
     "max_request_bytes": (10 * MiB, "JL-01"),
     "max_response_bytes": (4 * MiB, "JL-02"),

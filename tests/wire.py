@@ -1,6 +1,6 @@
 """Checking every JSON-RPC message a test receives against the official schema of its
-revision (DESIGN.md §9): the envelope definition for its kind, then the concrete result
-definition for the method (chosen by ``resultType`` on 2026-07-28, spec brief §0)."""
+revision: the envelope definition for its kind, then the concrete result
+definition for the method (chosen by ``resultType`` on 2026-07-28)."""
 
 from __future__ import annotations
 

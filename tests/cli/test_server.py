@@ -176,7 +176,7 @@ def test_allowed_hosts_admit_their_host_header() -> None:
     "host", ["", None, 127, b"127.0.0.1", "bad\x00host", "under_score", "-leading", "a b"]
 )
 def test_the_host_must_be_an_address_or_a_name(host: Any) -> None:
-    """Fail at construction (DESIGN.md §1.2), not when the server starts."""
+    """Fail at construction, not when the server starts."""
     with pytest.raises(ConfigurationError) as caught:
         Server(Main, host=host, allowed_hosts=["mcp.example"])
     assert str(caught.value) == "Server: host must be an IP address or a host name"

@@ -11,8 +11,8 @@ client offers no other way to ask for an older handshake revision).
 Every HTTP response body the client receives is recorded by an httpx2 transport handed to the
 client, and each JSON-RPC message in it (the JSON body, or every SSE ``data:`` event) is
 checked against the official (closed) schema of the negotiated revision: the JSON-RPC envelope,
-then the result definition of the method it answers or the notification's own definition
-(DESIGN.md §9); on 2026-07-28 an ``input_required`` result is checked against
+then the result definition of the method it answers or the notification's own definition;
+on 2026-07-28 an ``input_required`` result is checked against
 ``InputRequiredResult`` instead.
 
 On 2026-07-28 the high-level ``mcp.Client`` also completes multi-round input against the
@@ -103,7 +103,7 @@ NOTIFICATIONS: Final = {
 }
 
 
-# The methods whose 2026-07-28 answer may be an input-required result (spec brief §3.6).
+# The methods whose 2026-07-28 answer may be an input-required result.
 MULTI_ROUND: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 
 
@@ -528,7 +528,7 @@ def test_high_level_client_negotiates(server_url: str, mode: str, revision: str)
 def test_stdio_tools_prompts_and_resources(revision: str) -> None:
     """The client's ``stdio_client`` launches ``mcpkit serve examples/everything.py --stdio``
     and, at each revision it speaks, lists and calls a tool, gets a prompt and reads a
-    resource (spec brief §8: the same pipeline without the HTTP-only steps)."""
+    resource (the same pipeline without the HTTP-only steps)."""
     parameters = StdioServerParameters(
         command=sys.executable,
         args=["-m", "mcpkit", "serve", str(EVERYTHING), "--stdio"],

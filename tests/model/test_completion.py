@@ -1,4 +1,4 @@
-"""Argument completion (CB-16; spec-brief §5.4): the ``Completion`` value a completer returns,
+"""Argument completion (CB-16): the ``Completion`` value a completer returns,
 its wire body checked against the official schemas, and the completers a prompt or a resource
 template declares.
 """

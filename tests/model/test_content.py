@@ -107,7 +107,7 @@ def test_content_block_is_a_closed_family_of_five_CB_01() -> None:
     ids=lambda build: type(build()).__name__,
 )
 def test_values_are_frozen_and_slotted(build: Callable[[], Any]) -> None:
-    """DESIGN.md §1.3: content blocks are immutable once built."""
+    """content blocks are immutable once built."""
     value = build()
     field = dataclasses.fields(value)[0].name
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -838,7 +838,7 @@ SAMPLES: list[tuple[str, ContentBlock]] = [
 def test_wire_form_matches_the_official_schema(
     revision: str, definition: str, block: ContentBlock
 ) -> None:
-    """The full wire form is valid for the two revisions that have icons (DESIGN.md §9)."""
+    """The full wire form is valid for the two revisions that have icons."""
     assert schema_errors(revision, definition, wire(block)) == []
     assert schema_errors(revision, "ContentBlock", wire(block)) == []
 

@@ -576,7 +576,7 @@ def test_features_are_immutable_HC_15() -> None:
 
 
 def test_handler_context_imports_no_event_loop() -> None:
-    """DESIGN.md §2: the model layer imports no event loop; the token and the reporter are
+    """the model layer imports no event loop; the token and the reporter are
     plain threading primitives, usable from ``def`` and ``async def`` handlers alike."""
     code = (
         "import sys\n"

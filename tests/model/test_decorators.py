@@ -1,5 +1,5 @@
 """Decorator authoring: what a decorated class builds and how its handlers call the methods
-(seed 003 "Annotation-driven authoring"; AN-01..18, PK-01/02/04/09, CT-07, CT-12, HC-01, RG-02).
+(AN-01..18, PK-01/02/04/09, CT-07, CT-12, HC-01, RG-02).
 
 Refusals are in ``test_decorators_refusals.py``.
 """

@@ -1,7 +1,7 @@
 # Methods that only declare an operation have empty bodies: the class never gets built.
 # mypy: disable-error-code="empty-body"
 """Decorator authoring fails when the class is defined, naming the class, the method and the
-operation (PK-01, PK-03; DESIGN.md §1.2)."""
+operation (PK-01, PK-03)."""
 
 import re
 from collections.abc import Callable, Iterator

@@ -1,5 +1,5 @@
 """Endpoints: construction checks in their documented order, per-revision views, capabilities
-and routing (seed 003; EP-01..10, RV-02..07, PE-01..07, CT-02..12, TR-04, LG-04)."""
+and routing (EP-01..10, RV-02..07, PE-01..07, CT-02..12, TR-04, LG-04)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Multi-round declarations: the kinds of input request, their capabilities and requirements,
 declarations on every registration that may answer ``input_required``, and the request-state
-modes (AN-03, TR-16, RV-06; reference/soklet4-digest.md §2.1, §2.3)."""
+modes (AN-03, TR-16, RV-06)."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def test_an_03_each_kind_names_its_client_capability() -> None:
     ("capabilities", "declared"),
     [
         ({}, set()),
-        ({"elicitation": {}}, {FORM}),  # {} means form only (spec-brief §1.4)
+        ({"elicitation": {}}, {FORM}),  # {} means form only
         ({"elicitation": {"form": {}}}, {FORM}),
         ({"elicitation": {"url": {}}}, {URL}),
         ({"elicitation": {"form": {}, "url": {}}}, {FORM, URL}),
@@ -162,7 +162,7 @@ def test_an_03_missing_capabilities_are_reported_together(
     kinds: Any, capabilities: dict[str, Any], missing: dict[str, Any] | None
 ) -> None:
     """One merged ``requiredCapabilities`` object for every kind the client did not declare,
-    in a fixed order (soklet4-digest §2.1: all missing capabilities are reported together)."""
+    in a fixed order (all missing capabilities are reported together)."""
     found = missing_capabilities(kinds, capabilities)
     if missing is None:
         assert found is None

@@ -1,5 +1,5 @@
 """What a client sends back on a multi-round retry: the wire check of ``inputResponses`` and the
-typed views a handler reads (HC-08; spec-brief §3.6, reference/soklet4-digest.md §2.2).
+typed views a handler reads (HC-08).
 
 The wire check is compared with the official 2026-07-28 schema, read *open* (result objects
 allow members the schema does not name), on a corpus and on mutations of it.

@@ -1,4 +1,4 @@
-"""Endpoint path validation: EP-02..06 (seed 003, "MCP Endpoint Authoring").
+"""Endpoint path validation: EP-02..06 ("MCP Endpoint Authoring").
 
 Every refusal is a ``ConfigurationError`` whose message names the rule; a valid path is
 returned as the same object, never rewritten (EP-04).

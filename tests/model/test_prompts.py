@@ -1,4 +1,4 @@
-"""Prompt registrations (seed 003; RV-03, CB-16, AN-18; spec-brief §5.1): declared string
+"""Prompt registrations (RV-03, CB-16, AN-18): declared string
 arguments, the handler's shape, the registration rules, and the wire ``Prompt`` checked against
 the official schemas.
 """
@@ -394,7 +394,7 @@ def test_definition_is_built_once() -> None:
 
 @pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
 def test_definition_matches_the_official_schema(revision: str) -> None:
-    """The full wire ``Prompt`` is valid for the two revisions that have icons (DESIGN.md §9)."""
+    """The full wire ``Prompt`` is valid for the two revisions that have icons."""
     for prompt in _samples():
         assert schema_errors(revision, "Prompt", wire(prompt.definition())) == []
         for argument in prompt.arguments:

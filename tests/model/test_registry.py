@@ -1,5 +1,5 @@
-"""The endpoint registry: ordered, immutable, non-empty, unique paths, exact routing (seed 003;
-RG-01, RG-04, RG-05, RG-08..10, CT-01, EP-09, EP-10)."""
+"""The endpoint registry: ordered, immutable, non-empty, unique paths, exact routing
+(RG-01, RG-04, RG-05, RG-08..10, CT-01, EP-09, EP-10)."""
 
 from __future__ import annotations
 

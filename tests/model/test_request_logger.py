@@ -1,4 +1,4 @@
-"""``RequestLogger``: ``notifications/message`` for one request (spec brief §3.8, §7), and its
+"""``RequestLogger``: ``notifications/message`` for one request, and its
 injection into decorated methods as ``RequestLogger | None`` (HC-01, like the progress
 reporter of HC-14: a logger exists only when the client can receive log messages, so a bare
 ``RequestLogger`` annotation is refused).

@@ -1,4 +1,4 @@
-"""Resources (seed 003; RV-03, PE-07, CT-03..05, CT-10..12, CB-16; spec-brief §5.2, §5.3):
+"""Resources (RV-03, PE-07, CT-03..05, CT-10..12, CB-16):
 descriptors, exact and template registrations, custom list pages and the custom list handler,
 and their wire forms checked against the official schemas.
 """
@@ -593,7 +593,7 @@ def _templates() -> list[ResourceRegistration]:
 
 @pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
 def test_wire_forms_match_the_official_schema(revision: str) -> None:
-    """The full wire forms are valid for the two revisions that have icons (DESIGN.md §9)."""
+    """The full wire forms are valid for the two revisions that have icons."""
     for descriptor in _descriptors():
         assert schema_errors(revision, "Resource", wire(descriptor)) == []
         exact = _exact(uri=descriptor.uri, name=descriptor.name, icons=descriptor.icons)

@@ -90,7 +90,7 @@ def test_legacy_revisions_RV_01() -> None:
 
 def test_a_revision_is_not_a_string_RV_01() -> None:
     """Members never compare equal to strings, so code cannot branch on raw wire text by
-    accident (DESIGN.md §4: revision differences live in one table)."""
+    accident (revision differences live in one table)."""
     wire: object = "2026-07-28"
     assert wire != Revision.V2026_07_28
     assert wire not in set(Revision)

@@ -1,5 +1,4 @@
-"""Exceptions to wire errors (DESIGN.md §1.4; soklet4-digest §6.4; spec brief §2.1, §2.2, §9,
-§10 items 6 and 9): the HTTP status and the error written for every error class on every
+"""Exceptions to wire errors: the HTTP status and the error written for every error class on every
 revision, and before the revision is known."""
 
 from __future__ import annotations

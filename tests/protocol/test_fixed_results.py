@@ -1,5 +1,5 @@
-"""The results the framework writes itself (docs/server.md §1.6; spec brief §3.3, §7.1, §10
-items 1, 2, 5; AN-10, EP-07, RV-05): ``server/discover``, ``initialize``, empty acks and the
+"""The results the framework writes itself (docs/server.md §1.6; AN-10, EP-07, RV-05):
+``server/discover``, ``initialize``, empty acks and the
 server capabilities, exact and valid against the official (closed) schemas."""
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ def test_discover_result_exact_without_instructions() -> None:
         "cacheScope": "private",
         "_meta": {SERVER_INFO_KEY: {"name": "srv", "version": "2.0"}},
     }
-    assert "serverInfo" not in body  # §10 item 5: only in _meta
+    assert "serverInfo" not in body  # only in _meta
 
 
 def test_discover_result_omits_empty_instructions() -> None:

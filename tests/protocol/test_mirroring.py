@@ -104,7 +104,7 @@ def test_header_never_supplies_a_missing_or_null_argument_MH_03_MH_20() -> None:
 
 
 def test_absent_or_null_argument_without_header_passes_MH_03() -> None:
-    # spec brief 4.4: null/absent value => the header must be absent (an optional argument)
+    # null/absent value => the header must be absent (an optional argument)
     ok(TENANT, {}, [])
     ok(TENANT, {"tenant": None}, [("Content-Type", "application/json")])
     ok(NESTED, {}, [])
@@ -171,7 +171,7 @@ def test_undeclared_param_headers_are_ignored() -> None:
     ok(TENANT, {"tenant": "acme"}, headers)
 
 
-# --- MH-12 and the spec brief's value encoding -----------------------------------------------
+# --- MH-12 and the specification's value encoding --------------------------------------------
 
 
 def test_optional_whitespace_around_the_value_is_trimmed() -> None:

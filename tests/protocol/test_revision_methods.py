@@ -1,5 +1,5 @@
-"""The revision table's ``stateless`` and ``methods`` rows (DESIGN.md §4; spec brief §1.1,
-§3.1, §10 items 6 and 18): which revision has no handshake, and which client requests each
+"""The revision table's ``stateless`` and ``methods`` rows: which revision has no handshake, and
+which client requests each
 revision answers (anything else is -32601)."""
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def test_2026_methods_exact() -> None:
     ["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"],
 )
 def test_methods_removed_in_2026_are_not_served(method: str) -> None:
-    """Spec brief §3.1: removed legacy methods are -32601 on 2026-07-28."""
+    """removed legacy methods are -32601 on 2026-07-28."""
     assert method not in profile(MODERN).methods
 
 

@@ -1,4 +1,4 @@
-"""The revision table (DESIGN.md §4): one profile per revision, and the differences the spec
+"""The revision table: one profile per revision, and the differences the spec
 brief and the seeds name (LG-01, LG-06, LG-09, LG-11, IV-01, IV-09, CT-08, CT-09)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Revision selection (docs/server.md §1.5; spec brief §2.1-2.3, §7.1, §10 items 3, 18, 19;
-soklet4-digest §7 "Negotiation"): which path a request takes, the modern refusals in the spec's
+"""Revision selection (docs/server.md §1.5):
+which path a request takes, the modern refusals in the spec's
 order, the legacy header rule and ``initialize`` negotiation, each refusal with its exact class
 and ``data``."""
 
@@ -146,7 +146,7 @@ def test_select_modern_accepts_non_empty_client_capabilities() -> None:
 def test_missing_meta_version_is_invalid_params_first(
     header: str | None, served: frozenset[Revision]
 ) -> None:
-    """§10 item 3: a missing ``_meta`` protocol version is -32602 before any header check."""
+    """a missing ``_meta`` protocol version is -32602 before any header check."""
     error = refused(InvalidParams, header, meta(None), served)
     assert (error.jsonrpc_code, error.http_status, error.data) == (-32602, 400, None)
     refused(InvalidParams, header, RequestMeta(), served)
@@ -257,9 +257,9 @@ def test_unsupported_never_echoes_an_overlong_version() -> None:
 def test_legacy_without_header_is_the_newest_served_2025_revision(
     served: frozenset[Revision], expected: Revision
 ) -> None:
-    """docs/server.md §1.5.  Note: the spec brief (§2.1, §10 item 19) says to assume 2025-03-26
-    (which mcpkit does not serve) and soklet4-digest §7 requires the header unless the endpoint
-    serves exactly one 2025 revision; this pins the documented choice."""
+    """docs/server.md §1.5.  Note: the MCP specification says to assume 2025-03-26 (which mcpkit
+    does not serve) and Soklet requires the header unless the endpoint serves exactly one 2025
+    revision; this pins the documented choice."""
     assert select_legacy(None, served) is expected
 
 
@@ -365,5 +365,5 @@ def test_negotiate_accepts_any_collection_of_served_revisions() -> None:
 def test_negotiate_at_a_modern_only_endpoint_is_unsupported(
     requested: object, data: dict[str, Any]
 ) -> None:
-    """Spec brief §2.3: a modern-only server names its versions to a legacy ``initialize``."""
+    """a modern-only server names its versions to a legacy ``initialize``."""
     unsupported(data, negotiate, requested, MODERN_ONLY)

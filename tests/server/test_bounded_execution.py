@@ -1,5 +1,5 @@
-"""Bounded execution through the whole HTTP pipeline (soklet4-digest §1.5, §6.4; docs/server.md
-§2.1 step 12; spec brief §3.8 and sharp edge 26): handler slots and the admitted queue
+"""Bounded execution through the whole HTTP pipeline (docs/server.md
+§2.1 step 12): handler slots and the admitted queue
 (503 / -32603), the queued and the running deadline (503 and 504 / -32603), the cancellation
 token, the non-forcible rule (a slot stays taken until its handler really returns), where
 ``def`` and ``async def`` handlers run, and client disconnects.
@@ -247,7 +247,7 @@ def eventually_ok(client: TestClient, revision: str, name: str) -> TestResponse:
 
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_full_slots_and_queue_refuse_with_503(revision: str) -> None:
-    """soklet4-digest §1.5, §6.4: one slot, no queue: a second concurrent request is 503 /
+    """one slot, no queue: a second concurrent request is 503 /
     -32603 (on 2025 too) and is never dispatched; the first completes normally."""
     with TestClient(server(handler_slots=1, max_queued_requests=0)) as client:
         first = submit(client, revision, "block")
@@ -290,7 +290,7 @@ def test_queued_request_runs_when_the_slot_frees_and_a_full_queue_refuses(
 
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_queued_deadline_is_503_and_running_deadline_is_504(revision: str) -> None:
-    """soklet4-digest §6.4: the request waiting for the slot passes its deadline: 503, never
+    """the request waiting for the slot passes its deadline: 503, never
     dispatched; the one holding the slot passes its deadline: 504, token cancelled."""
     limits = {"handler_slots": 1, "max_queued_requests": 1, "request_timeout_seconds": DEADLINE}
     with TestClient(server(**limits)) as client:
@@ -357,7 +357,7 @@ def test_slot_stays_taken_until_the_handler_returns_with_an_interceptor() -> Non
 
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_deadline_after_the_stream_is_committed_is_its_last_event(revision: str) -> None:
-    """soklet4-digest §6.4: 504 becomes the terminal SSE event when the stream is committed."""
+    """504 becomes the terminal SSE event when the stream is committed."""
     body, headers = request(revision, "progress_then_wait", {"progressToken": "p"})
     with TestClient(server(request_timeout_seconds=DEADLINE)) as client:
         response = client.post(PATH, body, headers=headers)
@@ -400,13 +400,13 @@ def test_async_handlers_run_on_the_loop_and_def_handlers_on_a_worker(revision: s
     assert def_name.startswith("mcpkit-handler")
 
 
-# --- client disconnects (sharp edge 26) ---------------------------------------------------------
+# --- client disconnects ---------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("revision", REVISIONS)
 @pytest.mark.parametrize("name", ["cooperative", "async_cooperative"])
 def test_disconnect_cancels_the_token_and_writes_nothing(revision: str, name: str) -> None:
-    """Spec brief §3.8: on HTTP cancellation is the stream closing; the server stops the work
+    """on HTTP cancellation is the stream closing; the server stops the work
     (token cancelled, an ``async def`` task cancelled) and writes no response."""
     body, headers = request(revision, name)
     with TestClient(mcpkit.Server(Bounded)) as client:

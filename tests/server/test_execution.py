@@ -1,4 +1,4 @@
-"""Bounded execution (soklet4-digest §1.5): slots, the FIFO queue, deadlines, disconnects and
+"""Bounded execution: slots, the FIFO queue, deadlines, disconnects and
 the non-forcible rule, checked for exact slot accounting.
 
 Each test drives its own event loop with ``asyncio.run``.  Work is held open with events the

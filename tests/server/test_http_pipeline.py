@@ -1,5 +1,5 @@
-"""The HTTP request pipeline, groups 1-9 and admission (DESIGN.md §3; docs/server.md §2.1;
-soklet4-digest §1.1-1.4, §6.4-6.6; spec brief §2), driven end to end through
+"""The HTTP request pipeline, groups 1-9 and admission (docs/server.md §2.1),
+driven end to end through
 ``mcpkit.Server`` and the in-process ``TestClient``.
 
 Every test asserts the exact status, the exact set of response headers (each response carries
@@ -73,7 +73,7 @@ BASE_ALLOWED_HEADERS = (
     "content-type, accept, authorization, mcp-protocol-version, mcp-method, mcp-name"
 )
 
-# The framework's fixed error texts (DESIGN.md §1.6).
+# The framework's fixed error texts.
 PARSE = (-32700, "Parse error")
 INVALID_REQUEST = (-32600, "Invalid Request")
 NOT_FOUND = (-32601, "Method not found")
@@ -834,7 +834,7 @@ def test_group5_a_configured_depth_limit_applies() -> None:
 def test_group6_er_05_a_batch_or_non_object_is_400_invalid_request_without_id(
     client: TestClient, body: bytes
 ) -> None:
-    """No batches in any revision (spec brief §10.17); ER-05."""
+    """No batches in any revision; ER-05."""
     response = client.post(PATH, body, headers=modern_headers("tools/list"))
     expect(response, 400, rpc_error(INVALID_REQUEST, id=None))
 
@@ -1054,7 +1054,7 @@ def test_group9_missing_or_malformed_required_meta_is_400_invalid_params(
     client: TestClient, body: dict[str, object]
 ) -> None:
     """2026-07-28 requires ``protocolVersion`` and ``clientCapabilities`` in ``_meta``
-    (spec brief §2.2): 400 / -32602."""
+    : 400 / -32602."""
     expect(modern(client, body), 400, rpc_error(INVALID_PARAMS))
 
 
@@ -1080,7 +1080,7 @@ def test_group8_a_missing_version_header_is_400_header_mismatch(client: TestClie
 def test_group8_a_header_body_version_mismatch_is_header_mismatch_before_unsupported(
     client: TestClient,
 ) -> None:
-    """Header 2026-07-28 with body v999 is -32020, not -32022 (spec brief §2.2, step 8)."""
+    """Header 2026-07-28 with body v999 is -32020, not -32022 (step 8)."""
     response = modern(client, modern_request("tools/list", version="v999"))
     expect(response, 400, rpc_error(MISMATCH))
     response = modern(client, tools_list_body(), MCP_Protocol_Version="v999")
@@ -1088,7 +1088,7 @@ def test_group8_a_header_body_version_mismatch_is_header_mismatch_before_unsuppo
 
 
 def test_group9_missing_capabilities_come_before_a_version_mismatch(client: TestClient) -> None:
-    """Missing ``_meta`` fields are -32602 first (spec brief §10.3; docs/server.md §1.5)."""
+    """Missing ``_meta`` fields are -32602 first (docs/server.md §1.5)."""
     response = modern(client, meta_request({PV: "v999"}))
     expect(response, 400, rpc_error(INVALID_PARAMS))
     response = modern(client, meta_request({PV: "v999"}), MCP_Protocol_Version="v999")
@@ -1165,7 +1165,7 @@ def test_group9_a_2026_notification_is_202_empty(client: TestClient, method: str
 def test_group9_a_notification_with_an_unsupported_version_header_is_400_empty(
     client: TestClient,
 ) -> None:
-    """soklet4-digest §6.4: unsupported selector on a notification, 400 with no body."""
+    """unsupported selector on a notification, 400 with no body."""
     body = modern_request("notifications/whatever", id=None, version="v999")
     expect(modern(client, body, MCP_Protocol_Version="v999"), 400)
 
@@ -1351,7 +1351,7 @@ def test_legacy_a_tool_call_is_answered_without_session_headers(client: TestClie
 def test_legacy_a_modern_only_endpoint_answers_initialize_with_unsupported(
     client: TestClient, version: str
 ) -> None:
-    """A 2025 client at a 2026-only URL learns which versions it could use (spec brief §2.3)."""
+    """A 2025 client at a 2026-only URL learns which versions it could use."""
     response = client.post(PATH, initialize(version))
     data = {"supported": [MODERN], "requested": version}
     expect(response, 400, rpc_error(UNSUPPORTED, data=data))
@@ -1409,7 +1409,7 @@ def test_admission_rejection_keeps_the_cors_headers() -> None:
 
 
 def test_admission_runs_before_target_lookup() -> None:
-    """Unknown and known targets get the same admission answer (soklet4-digest §1.4), and the
+    """Unknown and known targets get the same admission answer, and the
     mirrored-header check comes after admission (MH-19)."""
     with admitting(lambda request: Rejected(403, InvalidRequest())) as test_client:
         known = modern(test_client, call_echo())
@@ -1544,7 +1544,7 @@ def test_admission_a_failing_controller_fails_closed_with_500_internal_error(
 
 
 def test_admission_a_failing_controller_on_2025_is_internal_error() -> None:
-    """Application contract failures are -32603 in HTTP 200 on 2025 (soklet4-digest §6.4)."""
+    """Application contract failures are -32603 in HTTP 200 on 2025."""
     with admitting(raising) as test_client:
         response = test_client.post(DUAL, initialize(V0618))
     expect(response, 200, rpc_error(INTERNAL), revision=V0618)

@@ -1,4 +1,4 @@
-"""The live protection key ring (soklet4-digest §2.4, "Key rotation"): keys, staging,
+"""The live protection key ring ("Key rotation"): keys, staging,
 activation, removal, the snapshot fingerprint, sealer epochs and thread safety."""
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""Multi-round input on 2026-07-28 through the whole HTTP pipeline (soklet4-digest §2.1-2.2,
-§6.3, §6.6 group 11; spec brief §3.4, §3.6; docs/model.md "Multi-round input"): REQUIRED and
+"""Multi-round input on 2026-07-28 through the whole HTTP pipeline (docs/model.md "Multi-round
+input"): REQUIRED and
 CONDITIONAL declarations and the client capabilities they need (-32021), undeclared requests and
 request-state mode mismatches (the fixed -32603), the wire check of ``inputResponses``, what an
 input-required result carries (no cache hints, never the sanitizer), the private cache of a
 retried read, progress under a CONDITIONAL declaration, and the server's protection settings.
-Checklist (reference/soklet-features.md): AN-03, HC-08, OR-01, TR-13 and gap B2.
+Checklist: AN-03, HC-08, OR-01, TR-13 and gap B2.
 
 Every JSON-RPC message received is checked against the official schema of its revision.
 """
@@ -475,7 +475,7 @@ def client() -> Iterator[TestClient]:
         yield test_client
 
 
-# --- REQUIRED declarations (soklet4-digest §2.1) -----------------------------------------------
+# --- REQUIRED declarations -----------------------------------------------
 
 
 def test_a_missing_required_capability_is_refused_before_the_handler_runs(
@@ -793,7 +793,7 @@ def test_an_interceptor_short_circuit_is_checked_like_the_handler() -> None:
     assert ran == []
 
 
-# --- inputResponses (spec brief §3.6) ----------------------------------------------------------
+# --- inputResponses ----------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -924,7 +924,7 @@ def test_async_handlers_ask_and_complete_the_same_way(client: TestClient) -> Non
     assert names() == ["async_form"] * 3 + ["async_ask"] * 2 + ["async"] * 2
 
 
-# --- cache hints and the sanitizer (soklet4-digest §2.2, §6.3; spec brief §3.4) ----------------
+# --- cache hints and the sanitizer ----------------------
 
 
 def test_an_input_required_read_carries_no_cache_hints(client: TestClient) -> None:
@@ -1002,7 +1002,7 @@ def test_an_input_required_result_never_reaches_the_sanitizer() -> None:
         assert sanitized == ["conditional"]
 
 
-# --- progress under CONDITIONAL declarations (soklet4-digest §2.2, §3.1) -------------------------
+# --- progress under CONDITIONAL declarations -------------------------
 
 
 @pytest.mark.parametrize(
@@ -1113,7 +1113,7 @@ def test_without_conditional_declarations_the_handler_logs_on_the_stream(
     assert name == "logged_required" and logger is not None
 
 
-# --- the server's protection settings (soklet4-digest §2.3) -------------------------------------
+# --- the server's protection settings -------------------------------------
 
 
 def framework_endpoint(kind: str, path: str = "/fw") -> type[Any]:

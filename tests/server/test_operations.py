@@ -1,7 +1,7 @@
 """The other operations through the whole HTTP pipeline, on every revision, with exact bodies:
 ``prompts/get``, ``resources/read`` (exact and templated), ``completion/complete``, an
 application-owned ``resources/list`` handler, static catalog pagination, capability gating and
-``server/discover`` (docs/server.md §2.1; spec brief §3.3, §3.4, §5, §9; checklist groups ER,
+``server/discover`` (docs/server.md §2.1; checklist groups ER,
 OR, CB-24..29, HC, CT-10).
 
 Every JSON-RPC message received is checked against the official schema of its revision.
@@ -382,7 +382,7 @@ def test_async_prompt_returning_a_complete_result_keeps_its_meta(
 def test_bad_prompt_requests_are_invalid_params(
     client: TestClient, revision: str, name: object, arguments: object
 ) -> None:
-    """Spec brief §5.1: unknown prompt, missing required argument, non-string arguments:
+    """unknown prompt, missing required argument, non-string arguments:
     -32602 (HTTP 400 on 2026-07-28, 200 on 2025), before the handler."""
     if name == 7 and revision == MODERN:
         body = modern_request("prompts/get", {"name": 7, "arguments": arguments})
@@ -415,7 +415,7 @@ def test_prompt_raising_invalid_params_keeps_it(client: TestClient, revision: st
 
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_exact_resource_read(client: TestClient, revision: str) -> None:
-    """Spec brief §3.4: ``ttlMs`` / ``cacheScope`` on 2026-07-28 (the endpoint's resource
+    """``ttlMs`` / ``cacheScope`` on 2026-07-28 (the endpoint's resource
     cache policy), never on 2025."""
     response = read(client, revision, "test://static")
     contents = [{"uri": "test://static", "mimeType": "text/plain", "text": "static text"}]
@@ -435,7 +435,7 @@ def test_exact_resource_read(client: TestClient, revision: str) -> None:
 def test_template_resource_read_decodes_variables(
     client: TestClient, revision: str, uri: str, variables: dict[str, str]
 ) -> None:
-    """Spec brief §5.3: the template matches and its variables arrive percent-decoded; the
+    """the template matches and its variables arrive percent-decoded; the
     template cache policy applies on 2026-07-28."""
     response = read(client, revision, uri)
     contents = [{"uri": "test://items/x/parts/y", "text": document(variables)}]
@@ -450,7 +450,7 @@ def test_template_resource_read_decodes_variables(
 def test_unknown_resource_is_not_found_per_revision(
     client: TestClient, revision: str, uri: str
 ) -> None:
-    """Spec brief §5.2, §9, sharp edge 9: -32002 in HTTP 200 on 2025, -32602 with HTTP 400 on
+    """-32002 in HTTP 200 on 2025, -32602 with HTTP 400 on
     2026-07-28, both with ``data.uri`` (SEP-2164); never an empty ``contents``."""
     response = read(client, revision, uri)
     if revision == MODERN:
@@ -533,7 +533,7 @@ def complete(
 
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_prompt_argument_completion(client: TestClient, revision: str) -> None:
-    """Spec brief §5.4: a ``def`` completer gets the partial value and the resolved context."""
+    """a ``def`` completer gets the partial value and the resolved context."""
     response = complete(
         client,
         revision,
@@ -611,7 +611,7 @@ def test_argument_without_a_completer_completes_to_nothing(
 def test_bad_completion_requests_are_invalid_params(
     client: TestClient, revision: str, ref: object, argument: object, context: object
 ) -> None:
-    """Spec brief §5.4: an unknown ref, an argument the ref does not have, a ref type other
+    """an unknown ref, an argument the ref does not have, a ref type other
     than ``ref/prompt`` / ``ref/resource``, or a malformed member is -32602."""
     response = complete(client, revision, ref, argument, context)
     assert_json(response, status(revision, 400), error(*INVALID_PARAMS))
@@ -642,7 +642,7 @@ def test_bad_completion_requests_are_invalid_params(
 def test_methods_of_unadvertised_capabilities_are_method_not_found(
     client: TestClient, revision: str, method: str, params: dict[str, object]
 ) -> None:
-    """Spec brief §3.3, sharp edge 6: no ``prompts`` (or ``resources``, ``completions``)
+    """no ``prompts`` (or ``resources``, ``completions``)
     capability means -32601 (HTTP 404 on 2026-07-28, 200 on 2025)."""
     name = params.get("name", params.get("uri"))
     response = exchange(
@@ -667,7 +667,7 @@ def test_tools_list_works_where_tools_are_advertised(client: TestClient, revisio
 
 
 def test_discover_exact_body(client: TestClient) -> None:
-    """Spec brief §3.3, sharp edges 1, 2, 5: versions newest first, capabilities, instructions,
+    """versions newest first, capabilities, instructions,
     cache hints and ``serverInfo`` in ``_meta`` (no top-level ``serverInfo``)."""
     response = exchange(client, MODERN, "server/discover")
     expected = {
@@ -829,7 +829,7 @@ def paged() -> Iterator[TestClient]:
 
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_tools_list_pages_follow_next_cursor(paged: TestClient, revision: str) -> None:
-    """Spec brief §5.6: one tool per page, ``nextCursor`` on all but the last, followed to the
+    """one tool per page, ``nextCursor`` on all but the last, followed to the
     end; the same cache scope on every page (2026-07-28)."""
     names: list[str] = []
     cursors: list[str] = []
@@ -876,7 +876,7 @@ def first_cursor(client: TestClient, revision: str, method: str) -> str:
     "forged", ["", "abc", "A" * 22, None, 1, "page-2", "AAAAAAAAAAAAAAAAAAAAAAAA"]
 )
 def test_forged_cursor_is_invalid_params(paged: TestClient, revision: str, forged: object) -> None:
-    """Spec brief §5.6: anything this catalog did not issue is -32602."""
+    """anything this catalog did not issue is -32602."""
     response = exchange(paged, revision, "tools/list", {"cursor": forged}, path="/paged")
     assert_json(response, status(revision, 400), error(*INVALID_PARAMS))
 
@@ -909,7 +909,7 @@ def intercepting(calls: list[tuple[str, str | None]]) -> Callable[..., Awaitable
 
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_interceptor_wraps_prompts_resources_and_the_list_handler(revision: str) -> None:
-    """soklet4-digest §6.2: prompt gets, resource reads and custom resource lists are
+    """prompt gets, resource reads and custom resource lists are
     intercepted; static catalogs are not."""
     calls: list[tuple[str, str | None]] = []
     server = mcpkit.Server(REGISTRY, limits=LIMITS, interceptor=intercepting(calls))

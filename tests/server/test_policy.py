@@ -1,5 +1,5 @@
-"""The policy values of ``mcpkit.server._policy`` on their own: ``CorsPolicy`` (soklet4-digest
-§1.3), ``Admitted`` / ``Rejected`` and ``AdmissionRequest`` (§1.4).  Their effect on the wire
+"""The policy values of ``mcpkit.server._policy`` on their own: ``CorsPolicy``, ``Admitted`` /
+``Rejected`` and ``AdmissionRequest``.  Their effect on the wire
 is tested in ``test_http_pipeline.py``."""
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def test_a_policy_gets_the_exact_origin_and_request() -> None:
 
 @pytest.mark.parametrize("answer", [1, "yes", None, False, [True], object()])
 def test_only_true_allows(answer: object) -> None:
-    """An out-of-range answer fails closed (soklet4-digest §1.3)."""
+    """An out-of-range answer fails closed."""
     policy = CorsPolicy(lambda origin, request: answer)  # type: ignore[arg-type,return-value]
     assert policy.allows("http://localhost", REQUEST) is False
 
@@ -249,7 +249,7 @@ def test_rejected_keeps_safe_headers_as_given() -> None:
     ],
 )
 def test_rejected_refuses_reserved_headers(name: str) -> None:
-    """soklet4-digest §1.4: framework-owned names can never be set by a rejection."""
+    """framework-owned names can never be set by a rejection."""
     with pytest.raises(ConfigurationError, match="reserved"):
         Rejected(401, headers=((name, "x"),))
 
@@ -299,7 +299,7 @@ def test_rejected_takes_at_most_100_headers() -> None:
 
 
 def test_rejected_takes_at_most_65536_header_bytes() -> None:
-    """Each field counts its name, its value and 4 (soklet4-digest §1.4)."""
+    """Each field counts its name, its value and 4."""
     name = "X-Big"
     at_limit = "v" * (65_536 - len(name) - 4)
     assert Rejected(401, headers=((name, at_limit),)).headers == ((name, at_limit),)
@@ -325,7 +325,7 @@ def test_rejected_is_frozen() -> None:
 
 @pytest.mark.parametrize("key", ["a", "é" * 128, "x" * 256])
 def test_admitted_authorization_partition_within_the_bound(key: str) -> None:
-    """soklet4-digest §2.4: a keyed partition is 1 to 256 UTF-8 bytes."""
+    """a keyed partition is 1 to 256 UTF-8 bytes."""
     assert Admitted(authorization=key).authorization == key
 
 

@@ -1,4 +1,4 @@
-"""Never echo (DESIGN.md §1.6; soklet4-digest §6.5): what a client submits -- tool, prompt and
+"""Never echo: what a client submits -- tool, prompt and
 resource names, argument names and values, header values, ``_meta`` members, cursors -- never
 comes back in a response body or header, nor in the server's log, whichever refusal path it
 takes.  Framework errors are fixed texts, and a handler's exception text stays on the server.
@@ -191,8 +191,7 @@ MISMATCH = error(-32020, "Header mismatch")
 
 
 def not_found(uri: str, code: int = -32002, message: str = "Resource not found") -> bytes:
-    """Resource not found names the request's own target URI in ``data.uri`` (spec brief §9,
-    soklet4-digest §5.2)."""
+    """Resource not found names the request's own target URI in ``data.uri``."""
     return wire(
         {
             "jsonrpc": "2.0",
@@ -438,7 +437,7 @@ def expected_headers(case: Case) -> list[tuple[str, str]]:
 def test_no_refusal_echoes_what_the_client_sent(
     clients: Mapping[str, TestClient], case: Case, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """IV-03 / IV-04 / ER-08 / soklet4-digest §6.5: the exact fixed answer, and no trace of the
+    """IV-03 / IV-04 / ER-08 / the exact fixed answer, and no trace of the
     canary in the response or the server's log."""
     caplog.set_level(logging.DEBUG)
     response = send(clients, case)
@@ -604,7 +603,7 @@ def test_legacy_initialize_does_not_echo_an_unknown_requested_version(
 def test_the_one_required_echo_is_the_bounded_requested_version(
     clients: Mapping[str, TestClient], path: str
 ) -> None:
-    """-32022 must name ``data.requested`` (spec brief §2.2); it is the version string only,
+    """-32022 must name ``data.requested``; it is the version string only,
     at most 64 characters, and appears nowhere else."""
     version = f"{CANARY}-v"
     body = modern_request("tools/list", version=version)

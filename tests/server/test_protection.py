@@ -1,4 +1,4 @@
-"""Built-in request-state protection, ``soklet-mcp-protection-v1`` (soklet4-digest §2.4):
+"""Built-in request-state protection, ``soklet-mcp-protection-v1``:
 the frozen vector, canonical JSON, the binding, the plaintext codec, the envelope grammar and
 the protector's open checks, limits and failure channels."""
 

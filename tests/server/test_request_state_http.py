@@ -1,9 +1,9 @@
-"""Request state through the whole HTTP pipeline (soklet4-digest §2.3-2.5, §6.4; spec brief
-§3.6): the application-protected echo and its size limit, and framework-protected state --
+"""Request state through the whole HTTP pipeline: the application-protected echo and its size
+limit, and framework-protected state --
 sealed on emission, opened after admission, bound to the endpoint, method, parameters, client
 ``_meta`` and authorization partition, tied to a lifetime, a round cap and the emitting request's
 id -- where every invalid state is the one indistinguishable 400 / -32602, and a protector that
-is unavailable is 503 / -32603.  Checklist (reference/soklet-features.md): HC-08, JL-10, gap B2.
+is unavailable is 503 / -32603.  Checklist: HC-08, JL-10, gap B2.
 
 The engine is built with an injected clock so expiry and rounds are exact.  Every JSON-RPC
 message received is checked against the official 2026-07-28 schema.
@@ -486,7 +486,7 @@ def test_a_retry_without_state_starts_over(client: TestClient) -> None:
 
 
 def test_state_too_large_to_seal_is_the_fixed_internal_error(client: TestClient) -> None:
-    """The handler's fault (soklet4-digest §2.4): 500, nothing about the cause."""
+    """The handler's fault: 500, nothing about the cause."""
     fits = send(client, params_of(arguments={"item": "book", "pad": 30_000}))
     assert fits.status == 200
     response = send(client, params_of(arguments={"item": "book", "pad": 49_152}), id=2)
@@ -578,7 +578,7 @@ def test_a_state_issued_by_a_server_whose_clock_runs_ahead_still_opens() -> None
         assert (response.status, body(response)) == (200, done(COMPLETED))
 
 
-# --- tampering: one indistinguishable refusal (soklet4-digest §2.4) ---------------------------
+# --- tampering: one indistinguishable refusal ---------------------------
 
 
 def _decoded(state: str) -> bytes:
@@ -710,7 +710,7 @@ def test_a_removed_key_no_longer_opens_its_state() -> None:
         assert (response.status, response.body) == (400, INVALID_BODY)
 
 
-# --- binding (soklet4-digest §2.4 "Binding") --------------------------------------------------
+# --- binding --------------------------------------------------------------------------------
 
 
 TRACE = {
@@ -823,7 +823,7 @@ def test_the_state_is_bound_to_the_authorization_partition(
         assert opened(state, params_of(), authorization=sealed_for).round == 1
 
 
-# --- the emitting request's id (soklet4-digest §2.4 "Open checks") ------------------------------
+# --- the emitting request's id ----------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -858,7 +858,7 @@ def test_the_emitting_id_is_the_latest_rounds(client: TestClient) -> None:
     assert (response.status, body(response)) == (200, done('{"item":"book","step":2}', id=1))
 
 
-# --- the order of the checks and the protector's failures (soklet4-digest §2.4-2.5) ----------
+# --- the order of the checks and the protector's failures ----------
 
 
 def test_capabilities_are_checked_before_the_state_is_opened(client: TestClient) -> None:
@@ -944,7 +944,7 @@ def test_framework_state_without_a_protector_is_a_contract_failure(
     ] * 2
 
 
-# --- application-protected state (soklet4-digest §2.3) ------------------------------------------
+# --- application-protected state ------------------------------------------
 
 
 def opaque(client: TestClient, *, id: int = 1, **changes: Any) -> TestResponse:

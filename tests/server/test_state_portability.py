@@ -1,6 +1,6 @@
 """Framework-protected request state moves between server processes that share the key
-material, and only between those (soklet4-digest §2.4 "Portability"; spec brief §3.6: "the
-retry may land on a different instance").
+material, and only between those (a
+retry may land on a different instance).
 
 Three ``python -m mcpkit serve`` processes serve the same file: A and B with key K1, C with K2
 under the same key id.  Round 1 goes to A; round 2 completes on B and is refused by C.

@@ -1,4 +1,4 @@
-"""Progress and log notifications on the request's own stream (spec brief §3.8, §5.5, sharp
+"""Progress and log notifications on the request's own stream (sharp
 edges 24 and 34; HC-14; docs/server.md §2.1 step 17): the first notification commits the
 response to ``text/event-stream`` and the result (or an error) becomes its last event; a
 request that sends none is answered with one JSON body.
@@ -287,7 +287,7 @@ def steps_events(token: str | int, count: int = 3) -> list[object]:
 def test_progress_commits_a_stream_ending_with_the_result(
     client: TestClient, revision: str, name: str, token: str | int
 ) -> None:
-    """Spec brief §3.8, sharp edge 34: three progress notifications carrying the client's
+    """three progress notifications carrying the client's
     token with its JSON type, then the result as the last event (``def`` and ``async def``)."""
     response = call(client, revision, name, {"count": 3}, meta={"progressToken": token})
     assert_stream(response, [*steps_events(token), result(revision, DONE)])
@@ -315,7 +315,7 @@ def test_progress_token_alone_with_no_report_stays_json(client: TestClient, revi
 
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_equal_progress_is_dropped(client: TestClient, revision: str) -> None:
-    """Spec brief §3.8: progress strictly increases; a repeated value is not sent again."""
+    """progress strictly increases; a repeated value is not sent again."""
     response = call(client, revision, "repeats", meta={"progressToken": 5})
     expected = [progress(5, 1), progress(5, Decimal("2.5")), progress(5, 3), result(revision, DONE)]
     assert_stream(response, expected)
@@ -342,7 +342,7 @@ def test_progress_on_a_prompt(client: TestClient, revision: str) -> None:
 def test_malformed_progress_token_is_invalid_params(
     client: TestClient, revision: str, token: object
 ) -> None:
-    """Spec brief §3.8: a progress token is a string or an integer; anything else is -32602
+    """a progress token is a string or an integer; anything else is -32602
     before the handler."""
     response = call(client, revision, "steps", {"count": 1}, meta={"progressToken": token})
     status = 400 if revision == MODERN else 200
@@ -366,7 +366,7 @@ def test_malformed_progress_token_is_invalid_params(
 def test_error_after_the_stream_is_committed_is_its_last_event(
     client: TestClient, revision: str, name: str, fail: str, expected: dict[str, object]
 ) -> None:
-    """soklet4-digest §6.4: once committed, the stream is HTTP 200 and the error is the
+    """once committed, the stream is HTTP 200 and the error is the
     terminal SSE event (whatever status it would have had), never echoing the exception."""
     response = call(client, revision, name, {"count": 2, "fail": fail}, meta={"progressToken": "t"})
     assert_stream(response, [*steps_events("t", 2), expected])
@@ -381,7 +381,7 @@ def test_error_after_the_stream_is_committed_is_its_last_event(
 def test_modern_logging_follows_the_requested_level(
     client: TestClient, name: str, level: str
 ) -> None:
-    """Spec brief §3.8: on 2026-07-28 messages at the ``_meta`` log level or more severe,
+    """on 2026-07-28 messages at the ``_meta`` log level or more severe,
     on the request's own stream, in order; less severe ones are dropped."""
     response = call(client, MODERN, name, meta={LOG_LEVEL_KEY: level})
     sent = LOG_LEVELS[LOG_LEVELS.index(level) :]
@@ -391,7 +391,7 @@ def test_modern_logging_follows_the_requested_level(
 
 @pytest.mark.parametrize("name", ["logs", "async_logs"])
 def test_modern_logging_needs_the_log_level(client: TestClient, name: str) -> None:
-    """Sharp edge 24: never a ``notifications/message`` without ``_meta`` logLevel."""
+    """Never a ``notifications/message`` without ``_meta`` logLevel."""
     response = call(client, MODERN, name)
     assert_json(response, 200, result(MODERN, LOGGED))
     assert loggers == [None]
@@ -399,7 +399,7 @@ def test_modern_logging_needs_the_log_level(client: TestClient, name: str) -> No
 
 @pytest.mark.parametrize("level", ["verbose", "INFO", "", 3, None])
 def test_invalid_modern_log_level_is_invalid_params(client: TestClient, level: object) -> None:
-    """Spec brief §3.8: an invalid level is -32602 (HTTP 400), before the handler."""
+    """an invalid level is -32602 (HTTP 400), before the handler."""
     response = call(client, MODERN, "logs", meta={LOG_LEVEL_KEY: level})
     assert_json(response, 400, error(-32602, "Invalid params"))
     assert loggers == []
@@ -435,7 +435,7 @@ def test_a_burst_within_the_queue_capacity_arrives_whole(client: TestClient, cou
 
 
 def test_log_messages_are_never_dropped(client: TestClient) -> None:
-    """Spec brief §3.8, §5.5: each log message is its own event, not a snapshot; a client that
+    """each log message is its own event, not a snapshot; a client that
     keeps up receives every one, in order."""
     response = call(client, MODERN, "burst", {"count": 200}, meta={LOG_LEVEL_KEY: "info"})
     expected = [log("info", number, None) for number in range(200)]

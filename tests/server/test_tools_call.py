@@ -442,7 +442,7 @@ def test_business_error_is_a_successful_exchange(client: TestClient, revision: s
 
 @pytest.mark.parametrize("request_id", ["1", 1, "", 0, -7, "x" * 40])
 def test_request_id_is_echoed_with_its_type(client: TestClient, request_id: str | int) -> None:
-    """HC-06, sharp edge 34: ids are echoed exactly; ``"1"`` is not ``1``."""
+    """HC-06: ids are echoed exactly; ``"1"`` is not ``1``."""
     response = call(client, MODERN, "echo", {"text": "t"}, id=request_id)
     assert_json(response, 200, result(MODERN, {"content": [text("t")]}, id=request_id))
 
@@ -595,7 +595,7 @@ def test_raised_invalid_params_keeps_its_code(client: TestClient, revision: str)
 def test_raised_missing_capability_keeps_its_code_and_data(
     client: TestClient, revision: str
 ) -> None:
-    """OR-08, sharp edge 8: -32021 with ``data.requiredCapabilities`` as an object."""
+    """OR-08: -32021 with ``data.requiredCapabilities`` as an object."""
     response = call(client, revision, "fail", {"kind": "capability"})
     expected = error(
         -32021,
@@ -926,7 +926,7 @@ def test_interceptor_is_not_called_for_an_unknown_tool() -> None:
 
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_interceptor_returning_an_unrecognised_value_is_internal_error(revision: str) -> None:
-    """An interceptor result still goes through result recognition (soklet4-digest §6.2)."""
+    """An interceptor result still goes through result recognition."""
 
     async def intercept(ctx: RequestContext, proceed: Callable[[], Awaitable[object]]) -> object:
         await proceed()
@@ -939,7 +939,7 @@ def test_interceptor_returning_an_unrecognised_value_is_internal_error(revision:
 
 @pytest.mark.parametrize("revision", [MODERN])
 def test_interceptor_short_circuit_is_recognised_and_sanitized(revision: str) -> None:
-    """soklet4-digest §6.2-6.3: an interceptor may answer without calling the handler; its
+    """an interceptor may answer without calling the handler; its
     result is recognised, sanitized and written like the handler's."""
     seen: list[Seen] = []
 
@@ -955,7 +955,7 @@ def test_interceptor_short_circuit_is_recognised_and_sanitized(revision: str) ->
 
 
 def test_interceptor_continuation_is_one_shot() -> None:
-    """soklet4-digest §6.2: a second ``proceed()`` fails (the interceptor's own failure, a
+    """a second ``proceed()`` fails (the interceptor's own failure, a
     private internal error) and the handler runs once."""
 
     async def intercept(ctx: RequestContext, proceed: Callable[[], Awaitable[object]]) -> object:
@@ -970,7 +970,7 @@ def test_interceptor_continuation_is_one_shot() -> None:
 
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_interceptor_rethrowing_the_handler_error_keeps_it(revision: str) -> None:
-    """soklet4-digest §6.2: rethrowing the exact exception keeps the handler's error."""
+    """rethrowing the exact exception keeps the handler's error."""
     raised: list[BaseException] = []
 
     async def intercept(ctx: RequestContext, proceed: Callable[[], Awaitable[object]]) -> object:

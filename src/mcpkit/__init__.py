@@ -101,7 +101,6 @@ from mcpkit.schema import Int64 as Int64
 from mcpkit.schema import Width as Width
 
 if _TYPE_CHECKING:
-    from mcpkit.cli import Server as Server
     from mcpkit.server import AdmissionRequest as AdmissionRequest
     from mcpkit.server import Admitted as Admitted
     from mcpkit.server import CorsPolicy as CorsPolicy
@@ -109,6 +108,7 @@ if _TYPE_CHECKING:
     from mcpkit.server import KeyringSnapshot as KeyringSnapshot
     from mcpkit.server import ProtectionKey as ProtectionKey
     from mcpkit.server import Rejected as Rejected
+    from mcpkit.serving import Server as Server
 
 # The serving names load the engine, asyncio and the transports, so they are imported when first
 # used: ``import mcpkit`` (and everything an endpoint module needs) stays free of an event loop.
@@ -120,7 +120,7 @@ _LAZY = {
     "KeyringSnapshot": "mcpkit.server",
     "ProtectionKey": "mcpkit.server",
     "Rejected": "mcpkit.server",
-    "Server": "mcpkit.cli",
+    "Server": "mcpkit.serving",
 }
 
 

@@ -73,6 +73,14 @@ _FLOAT_FIELDS: Final = frozenset(
     }
 )
 
+# (lower, upper): fields that bound each other, checked in this order once both are in range.
+_ORDERED: Final = (
+    ("max_sessions_per_owner", "max_sessions"),
+    ("session_idle_timeout_seconds", "session_absolute_timeout_seconds"),
+    ("max_request_bytes", "max_stdio_buffered_bytes"),
+    ("max_integer_chars", "max_binding_integer_chars"),
+)
+
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Limits:
@@ -173,11 +181,8 @@ class Limits:
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             low, high = _RANGES[field.name]
-            if field.name in _FLOAT_FIELDS:
-                ok_type = isinstance(value, (int, float)) and not isinstance(value, bool)
-            else:
-                ok_type = isinstance(value, int) and not isinstance(value, bool)
-            if not ok_type:
+            kinds = (int, float) if field.name in _FLOAT_FIELDS else (int,)
+            if not isinstance(value, kinds) or isinstance(value, bool):
                 raise ConfigurationError(
                     f"Limits.{field.name} must be a number, got {type(value).__name__}"
                 )
@@ -185,21 +190,9 @@ class Limits:
                 raise ConfigurationError(
                     f"Limits.{field.name} must be between {low:g} and {high:g}"
                 )
-        if self.max_sessions_per_owner > self.max_sessions:
-            raise ConfigurationError("Limits.max_sessions_per_owner must not exceed max_sessions")
-        if self.session_idle_timeout_seconds > self.session_absolute_timeout_seconds:
-            raise ConfigurationError(
-                "Limits.session_idle_timeout_seconds must not exceed "
-                "session_absolute_timeout_seconds"
-            )
-        if self.max_request_bytes > self.max_stdio_buffered_bytes:
-            raise ConfigurationError(
-                "Limits.max_request_bytes must not exceed max_stdio_buffered_bytes"
-            )
-        if self.max_integer_chars > self.max_binding_integer_chars:
-            raise ConfigurationError(
-                "Limits.max_integer_chars must not exceed max_binding_integer_chars"
-            )
+        for lower, upper in _ORDERED:
+            if getattr(self, lower) > getattr(self, upper):
+                raise ConfigurationError(f"Limits.{lower} must not exceed {upper}")
 
     def replace(self, **changes: int | float) -> Limits:
         """Return a copy with some fields changed, validated like a new instance."""

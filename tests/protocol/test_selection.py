@@ -14,10 +14,10 @@ from mcpkit.json import JsonObject
 from mcpkit.model import Revision
 from mcpkit.protocol._request_meta import RequestMeta
 from mcpkit.protocol._selection import (
-    is_modern_request,
+    is_stateless_request,
     negotiate,
-    select_legacy,
-    select_modern,
+    select_handshake,
+    select_stateless,
     supported,
 )
 
@@ -49,7 +49,7 @@ def unsupported(data: dict[str, Any], run: Any, *args: Any) -> None:
 
 def refused(kind: type[ProtocolError], *args: Any) -> ProtocolError:
     with pytest.raises(ProtocolError) as caught:
-        select_modern(*args)
+        select_stateless(*args)
     assert type(caught.value) is kind
     return caught.value
 
@@ -86,7 +86,7 @@ def test_supported_accepts_any_collection_in_any_order() -> None:
     assert supported((NOVEMBER, JUNE)) == ("2025-11-25", "2025-06-18")
 
 
-# --- is_modern_request -------------------------------------------------------------------------
+# --- is_stateless_request -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -114,31 +114,33 @@ def test_supported_accepts_any_collection_in_any_order() -> None:
         ("2025-11-25", "v999", True),
     ],
 )
-def test_is_modern_request_truth_table(header: str | None, body: str | None, modern: bool) -> None:
-    assert is_modern_request(header, meta(body)) is modern
+def test_is_stateless_request_truth_table(
+    header: str | None, body: str | None, modern: bool
+) -> None:
+    assert is_stateless_request(header, meta(body)) is modern
 
 
-def test_is_modern_request_ignores_client_capabilities() -> None:
-    assert is_modern_request(None, RequestMeta(client_capabilities=JsonObject())) is False
-    assert is_modern_request("2026-07-28", RequestMeta()) is True
+def test_is_stateless_request_ignores_client_capabilities() -> None:
+    assert is_stateless_request(None, RequestMeta(client_capabilities=JsonObject())) is False
+    assert is_stateless_request("2026-07-28", RequestMeta()) is True
 
 
-# --- select_modern -----------------------------------------------------------------------------
+# --- select_stateless -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("served", [ALL, MODERN_ONLY, JUNE_AND_MODERN])
-def test_select_modern_serves_2026_07_28(served: frozenset[Revision]) -> None:
-    assert select_modern("2026-07-28", meta(), served) is MODERN
+def test_select_stateless_serves_2026_07_28(served: frozenset[Revision]) -> None:
+    assert select_stateless("2026-07-28", meta(), served) is MODERN
 
 
-def test_select_modern_accepts_any_collection_of_served_revisions() -> None:
-    assert select_modern("2026-07-28", meta(), [MODERN]) is MODERN
-    assert select_modern("2026-07-28", meta(), (NOVEMBER, MODERN)) is MODERN
+def test_select_stateless_accepts_any_collection_of_served_revisions() -> None:
+    assert select_stateless("2026-07-28", meta(), [MODERN]) is MODERN
+    assert select_stateless("2026-07-28", meta(), (NOVEMBER, MODERN)) is MODERN
 
 
-def test_select_modern_accepts_non_empty_client_capabilities() -> None:
+def test_select_stateless_accepts_non_empty_client_capabilities() -> None:
     capabilities = JsonObject({"elicitation": JsonObject()})
-    assert select_modern("2026-07-28", meta(capabilities=capabilities), ALL) is MODERN
+    assert select_stateless("2026-07-28", meta(capabilities=capabilities), ALL) is MODERN
 
 
 @pytest.mark.parametrize("header", [None, "2026-07-28", "v999", "2025-11-25"])
@@ -208,13 +210,17 @@ def test_unknown_or_unserved_version_is_unsupported_with_supported_and_requested
     version: str, served: frozenset[Revision], expected: list[str]
 ) -> None:
     unsupported(
-        {"supported": expected, "requested": version}, select_modern, version, meta(version), served
+        {"supported": expected, "requested": version},
+        select_stateless,
+        version,
+        meta(version),
+        served,
     )
 
 
 def test_unsupported_error_is_valid_against_the_official_schema() -> None:
     with pytest.raises(UnsupportedProtocolVersion) as caught:
-        select_modern("1900-01-01", meta("1900-01-01"), ALL)
+        select_stateless("1900-01-01", meta("1900-01-01"), ALL)
     response = error_response(caught.value)
     assert response["error"] == {
         "code": -32022,
@@ -227,21 +233,25 @@ def test_unsupported_error_is_valid_against_the_official_schema() -> None:
 def test_every_unsupported_entry_is_a_served_version() -> None:
     """Conformance: every ``data.supported`` entry appears in ``supportedVersions``."""
     with pytest.raises(UnsupportedProtocolVersion) as caught:
-        select_modern("v999", meta("v999"), JUNE_AND_MODERN)
+        select_stateless("v999", meta("v999"), JUNE_AND_MODERN)
     assert caught.value.data is not None
     assert caught.value.data["supported"] == list(supported(JUNE_AND_MODERN))
 
 
 def test_unsupported_never_echoes_an_overlong_version() -> None:
     version = "9" * 65
-    unsupported({"supported": EVERY_WIRE}, select_modern, version, meta(version), ALL)
+    unsupported({"supported": EVERY_WIRE}, select_stateless, version, meta(version), ALL)
     version = "9" * 64
     unsupported(
-        {"supported": EVERY_WIRE, "requested": version}, select_modern, version, meta(version), ALL
+        {"supported": EVERY_WIRE, "requested": version},
+        select_stateless,
+        version,
+        meta(version),
+        ALL,
     )
 
 
-# --- select_legacy -----------------------------------------------------------------------------
+# --- select_handshake -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -260,11 +270,11 @@ def test_legacy_without_header_is_the_newest_served_2025_revision(
     """docs/server.md §1.5.  Note: the MCP specification says to assume 2025-03-26 (which mcpkit
     does not serve) and Soklet requires the header unless the endpoint serves exactly one 2025
     revision; this pins the documented choice."""
-    assert select_legacy(None, served) is expected
+    assert select_handshake(None, served) is expected
 
 
 def test_legacy_without_header_at_a_modern_only_endpoint_is_unsupported() -> None:
-    unsupported({"supported": ["2026-07-28"]}, select_legacy, None, MODERN_ONLY)
+    unsupported({"supported": ["2026-07-28"]}, select_handshake, None, MODERN_ONLY)
 
 
 @pytest.mark.parametrize(
@@ -280,12 +290,12 @@ def test_legacy_without_header_at_a_modern_only_endpoint_is_unsupported() -> Non
 def test_legacy_header_naming_a_served_2025_revision_selects_it(
     header: str, served: frozenset[Revision], expected: Revision
 ) -> None:
-    assert select_legacy(header, served) is expected
+    assert select_handshake(header, served) is expected
 
 
-def test_select_legacy_accepts_any_collection_of_served_revisions() -> None:
-    assert select_legacy(None, [JUNE, NOVEMBER]) is NOVEMBER
-    assert select_legacy("2025-06-18", (JUNE,)) is JUNE
+def test_select_handshake_accepts_any_collection_of_served_revisions() -> None:
+    assert select_handshake(None, [JUNE, NOVEMBER]) is NOVEMBER
+    assert select_handshake("2025-06-18", (JUNE,)) is JUNE
 
 
 @pytest.mark.parametrize(
@@ -304,7 +314,7 @@ def test_select_legacy_accepts_any_collection_of_served_revisions() -> None:
 def test_legacy_header_naming_anything_else_is_unsupported_400(
     header: str, served: frozenset[Revision], expected: list[str]
 ) -> None:
-    unsupported({"supported": expected, "requested": header}, select_legacy, header, served)
+    unsupported({"supported": expected, "requested": header}, select_handshake, header, served)
 
 
 # --- negotiate (initialize) --------------------------------------------------------------------

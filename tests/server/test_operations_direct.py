@@ -1,6 +1,6 @@
-"""``Operations`` driven directly with a ``Call``, below the engine: the guards the engine's own
-earlier checks (``check_params``) normally make unreachable still hold, and what a runtime
-answers per revision is decided once, when it is built.
+"""``Operations`` driven directly with a ``Call``, below the pipeline: the params readers
+refuse what the operations must never see, and what a runtime answers per revision is decided
+once, when it is built.
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ from mcpkit.json import JsonObject, decode
 from mcpkit.model import CancellationToken, server_context
 from mcpkit.protocol import RequestMeta
 from mcpkit.server._build import EngineSettings, build_engine
+from mcpkit.server._call import Call, Runtime
+from mcpkit.server._conversation import STATELESS
 from mcpkit.server._invoke import Job
-from mcpkit.server._operations import Call, Operations, Runtime, check_params
+from mcpkit.server._operations import Operations, read_params
 
 ALL = {Revision.V2025_06_18, Revision.V2025_11_25, Revision.V2026_07_28}
 
@@ -56,6 +58,7 @@ def _call(runtime: Runtime, revision: Revision, method: str, params: JsonObject)
         request_id=7,
         method=method,
         params=params,
+        args=read_params(revision, method, params),
         meta=RequestMeta(client_capabilities=JsonObject()),
         http=None,
         headers=(),
@@ -64,6 +67,7 @@ def _call(runtime: Runtime, revision: Revision, method: str, params: JsonObject)
         deadline=asyncio.get_running_loop().time() + 30,
         disconnected=asyncio.Event(),
         token=CancellationToken(),
+        conversation=STATELESS,
     )
 
 
@@ -80,17 +84,18 @@ def _run(coroutine: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
         JsonObject({"name": "add", "arguments": [1, 2]}),
     ],
 )
-def test_tools_call_refuses_bad_params_even_past_check_params(params: JsonObject) -> None:
-    operations, runtimes = _operations(Direct)
+def test_tools_call_params_are_refused_by_its_reader_before_any_call_exists(
+    params: JsonObject,
+) -> None:
     with pytest.raises(InvalidParams):
-        check_params(Revision.V2026_07_28, "tools/call", params)
+        read_params(Revision.V2026_07_28, "tools/call", params)
 
-    async def dispatch() -> bytes:
-        call = _call(runtimes["/direct"], Revision.V2026_07_28, "tools/call", params)
-        return await operations.dispatch(call)
 
+def test_a_method_a_revision_lacks_is_left_to_the_method_check_whatever_its_params() -> None:
+    # logging/setLevel is not a 2026-07-28 method: -32601 follows, not -32602
+    assert read_params(Revision.V2026_07_28, "logging/setLevel", JsonObject()) is None
     with pytest.raises(InvalidParams):
-        _run(dispatch)
+        read_params(Revision.V2025_11_25, "logging/setLevel", JsonObject())
 
 
 def test_tools_call_without_arguments_binds_an_empty_object() -> None:
@@ -116,7 +121,8 @@ def test_a_handler_job_that_returns_no_bytes_is_the_fixed_internal_error() -> No
         return "not bytes"
 
     async def run() -> bytes:
-        call = _call(runtimes["/direct"], Revision.V2026_07_28, "tools/call", JsonObject())
+        params = JsonObject({"name": "add"})
+        call = _call(runtimes["/direct"], Revision.V2026_07_28, "tools/call", params)
         ctx = server_context(
             endpoint=call.runtime.endpoint,
             revision=call.revision,
@@ -150,7 +156,7 @@ def test_a_runtime_answers_per_revision_what_the_revision_and_capabilities_allow
     assert "tools/call" not in bare.offered[modern]
     assert "server/discover" in direct.offered[modern]  # needs no capability
     assert "server/discover" not in direct.offered[june]  # not a 2025 method
-    assert {"initialize", "logging/setLevel"} <= direct.offered[june]
+    assert {"initialize", "logging/setLevel"} <= direct.offered[june].keys()
     assert "initialize" not in direct.offered[modern]
     assert set(direct.offered) == set(Revision)
 
@@ -159,7 +165,8 @@ def test_an_unoffered_method_is_refused_before_any_coroutine_exists() -> None:
     operations, runtimes = _operations(Bare)
 
     async def dispatch() -> None:
-        call = _call(runtimes["/bare"], Revision.V2026_07_28, "tools/call", JsonObject())
+        params = JsonObject({"name": "add"})
+        call = _call(runtimes["/bare"], Revision.V2026_07_28, "tools/call", params)
         with pytest.raises(mcpkit.MethodNotFound):
             operations.dispatch(call)  # raised by the call itself, not by awaiting
 

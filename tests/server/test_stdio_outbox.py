@@ -20,8 +20,7 @@ from mcpkit import (
     endpoint,
     tool,
 )
-from mcpkit.json import JsonObject
-from mcpkit.server._stdio_session import _Flight, _Outbox
+from mcpkit.server._stdio_connection import _Flight, _Outbox
 from mcpkit.testing import legacy_request
 
 WAIT = 10.0
@@ -60,7 +59,7 @@ def test_a_def_handler_waits_for_a_client_that_does_not_read_and_stops_at_its_de
     global outcome
     outcome = Outcome()
     limits = Limits(max_response_bytes=8 * 1024, request_timeout_seconds=0.5)
-    connection = Server(Chatty, limits=limits).stdio_session()
+    connection = Server(Chatty, limits=limits).stdio_connection()
     never = asyncio.Event()
     writes: list[int] = []
 
@@ -144,7 +143,7 @@ def test_a_notification_sent_just_before_a_cancel_is_not_written() -> None:
     request before the loop gets to write it: it is dropped, and its room given back."""
     go.clear()
     reported.clear()
-    connection = Server(Race).stdio_session()
+    connection = Server(Race).stdio_connection()
     written: list[bytes] = []
 
     async def write(message: bytes) -> None:
@@ -159,7 +158,7 @@ def test_a_notification_sent_just_before_a_cancel_is_not_written() -> None:
         await asyncio.sleep(0.1)  # the handler waits for ``go`` on its thread
         go.set()
         assert reported.wait(WAIT)  # blocks the loop: the write is handed over, not yet run
-        connection._cancel(JsonObject({"requestId": 1}))
+        connection.cancel(1)
         await asyncio.wait_for(task, WAIT)
 
     asyncio.run(scenario())

@@ -632,7 +632,7 @@ def test_memory_stays_bounded_however_many_lines_are_piped_in_at_once() -> None:
         for thread in threads:
             thread.start()
         limit = server.engine.limits.max_request_bytes
-        cut_off = run_stdio(server.stdio_session, max_line_bytes=limit)
+        cut_off = run_stdio(server.stdio_connection, max_line_bytes=limit)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
-from mcpkit.cli._server import Server
 from mcpkit.errors import ConfigurationError
+from mcpkit.serving import Server
 
 __all__ = ["load_target", "main"]
 

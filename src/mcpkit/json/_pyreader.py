@@ -45,6 +45,7 @@ from _json import scanstring  # CPython's C helper: JSON escapes at C speed
 from decimal import Decimal
 from typing import Final, NamedTuple
 
+from mcpkit._grammar import SURROGATE
 from mcpkit.errors import ParseError, ParseFailure
 from mcpkit.json._values import JsonValue, _array_from_list, _object_from_dict
 from mcpkit.limits import Limits
@@ -58,12 +59,11 @@ _WHITESPACE_BYTES: Final = frozenset(b" \t\n\r")
 # the closing quote.  Possessive quantifiers: no backtracking state is kept per escape.
 _STRING_BODY: Final = re.compile(rb'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9A-Fa-f]{4})*+')
 _NUMBER: Final = re.compile(rb"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?(?:[eE][+-]?([0-9]+))?")
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 # UTF-8 continuation bytes (no UTF-16 unit of their own) and 4-byte lead bytes (two units).
 _CONTINUATION: Final = bytes(range(0x80, 0xC0))
 _LEAD4: Final = bytes(range(0xF0, 0x100))
 _VALUE_START: Final = frozenset(b'{["-0123456789tfn')
-_CONTAINER_START: Final = frozenset(b"[{")  # cannot start a run (see _Runs)
+_CONTAINER_START: Final = frozenset(b"[{")  # opens a container, so cannot start a run (_Runs)
 _EAGER_INT_DIGITS: Final = 640
 _RUN_STRING_CAP: Final = 256
 _RUN_CHUNK: Final = 1024
@@ -140,6 +140,13 @@ def _fail(reason: ParseFailure) -> ParseError:
     return ParseError(reason)
 
 
+def _frozen(container: list[JsonValue] | dict[str, JsonValue]) -> JsonValue:
+    """A complete array or object as its immutable JSON value."""
+    if isinstance(container, list):
+        return _array_from_list(container)
+    return _object_from_dict(container)
+
+
 def _skip(data: bytes, pos: int) -> int:
     """The position of the first byte at or after pos that is not JSON whitespace."""
     match = _WHITESPACE.match(data, pos)
@@ -184,33 +191,22 @@ class _Reader:
             if nodes > self.max_nodes:
                 raise _fail(ParseFailure.NODES)
             value: JsonValue
-            if byte == _OPEN_ARRAY:
+            if byte in _CONTAINER_START:
                 if len(containers) >= self.max_depth:
                     raise _fail(ParseFailure.DEPTH)
                 pos = _skip(data, pos + 1)
-                items: list[JsonValue] = []
-                if pos < end and data[pos] == _CLOSE_ARRAY:
+                opened: list[JsonValue] | dict[str, JsonValue]
+                opened, close = ([], _CLOSE_ARRAY) if byte == _OPEN_ARRAY else ({}, _CLOSE_OBJECT)
+                if pos < end and data[pos] == close:
                     pos += 1
                 else:
-                    pos, nodes, closed = self._array_run(pos, items, nodes)
+                    pos, nodes, closed = self._run(pos, opened, nodes)
                     if not closed:
-                        containers.append(items)
+                        containers.append(opened)
+                        if isinstance(opened, dict):
+                            pos = self._member_name(pos, opened, names)
                         continue
-                value = _array_from_list(items)
-            elif byte == _OPEN_OBJECT:
-                if len(containers) >= self.max_depth:
-                    raise _fail(ParseFailure.DEPTH)
-                pos = _skip(data, pos + 1)
-                members: dict[str, JsonValue] = {}
-                if pos < end and data[pos] == _CLOSE_OBJECT:
-                    pos += 1
-                else:
-                    pos, nodes, closed = self._object_run(pos, members, nodes)
-                    if not closed:
-                        containers.append(members)
-                        pos = self._member_name(pos, members, names)
-                        continue
-                value = _object_from_dict(members)
+                value = _frozen(opened)
             elif byte == _QUOTE:
                 value, pos = self._string(pos)
             elif byte == 0x74:  # t
@@ -252,9 +248,9 @@ class _Reader:
                     if isinstance(parent, list):
                         closed = False
                         if pos < end and data[pos] not in _CONTAINER_START:
-                            pos, nodes, closed = self._array_run(pos, parent, nodes)
+                            pos, nodes, closed = self._run(pos, parent, nodes)
                     else:
-                        pos, nodes, closed = self._object_run(pos, parent, nodes)
+                        pos, nodes, closed = self._run(pos, parent, nodes)
                         if not closed:
                             pos = self._member_name(pos, parent, names)
                     if not closed:
@@ -264,56 +260,37 @@ class _Reader:
                 else:
                     raise _fail(ParseFailure.SYNTAX)
                 containers.pop()
-                if isinstance(parent, list):
-                    value = _array_from_list(parent)
-                else:
-                    value = _object_from_dict(parent)
+                value = _frozen(parent)
 
-    def _array_run(self, pos: int, items: list[JsonValue], nodes: int) -> tuple[int, int, bool]:
-        """Append the run of simple items at pos (see _Runs) to items.
-
-        Return the position after the run, the new node count, and whether the run ended with
-        the closing bracket.
-        """
-        data, pattern = self.data, self.runs.array
-        while nodes + _RUN_CHUNK < self.max_nodes:  # room for a whole chunk of nodes
-            run = pattern.match(data, pos)
-            stop = pos if run is None else run.end()
-            if stop == pos:
-                break
-            closed = data[stop - 1] == _CLOSE_ARRAY
-            text = data[pos:stop] if closed else data[pos : data.rindex(b",", pos, stop)] + b"]"
-            values: list[JsonValue] = _RUN_SCANNER.raw_decode("[" + text.decode("ascii"))[0]
-            nodes += len(values)
-            items += values
-            pos = stop
-            if closed:
-                return pos, nodes, True
-        return pos, nodes, False
-
-    def _object_run(
-        self, pos: int, members: dict[str, JsonValue], nodes: int
+    def _run(
+        self, pos: int, parent: list[JsonValue] | dict[str, JsonValue], nodes: int
     ) -> tuple[int, int, bool]:
-        """Add the run of simple members at pos (see _Runs) to members.
+        """Add the run of simple items or members at pos (see _Runs) to parent.
 
         Return the position after the run, the new node count, and whether the run ended with
-        the closing brace.
+        the container's closing bracket.
         """
-        data, pattern = self.data, self.runs.object
+        if isinstance(parent, list):
+            pattern, opening, closing = self.runs.array, "[", b"]"
+        else:
+            pattern, opening, closing = self.runs.object, "{", b"}"
+        data = self.data
         while nodes + _RUN_CHUNK < self.max_nodes:  # room for a whole chunk of nodes
             run = pattern.match(data, pos)
             stop = pos if run is None else run.end()
             if stop == pos:
                 break
-            closed = data[stop - 1] == _CLOSE_OBJECT
-            text = data[pos:stop] if closed else data[pos : data.rindex(b",", pos, stop)] + b"}"
-            pairs: list[tuple[str, JsonValue]]
-            pairs = _RUN_SCANNER.raw_decode("{" + text.decode("ascii"))[0]
-            for name, value in pairs:
-                if name in members:
-                    raise _fail(ParseFailure.DUPLICATE_MEMBER)
-                members[name] = value
-            nodes += len(pairs)
+            closed = data[stop - 1] == closing[0]
+            text = data[pos:stop] if closed else data[pos : data.rindex(b",", pos, stop)] + closing
+            values = _RUN_SCANNER.raw_decode(opening + text.decode("ascii"))[0]
+            if isinstance(parent, list):
+                parent += values
+            else:  # (name, value) pairs
+                for name, value in values:
+                    if name in parent:
+                        raise _fail(ParseFailure.DUPLICATE_MEMBER)
+                    parent[name] = value
+            nodes += len(values)
             pos = stop
             if closed:
                 return pos, nodes, True
@@ -380,7 +357,7 @@ class _Reader:
             # \uDC00-\uDFFF escape and leaves every other escaped surrogate alone; raw
             # surrogates cannot occur (refused above), so any surrogate left is unpaired.
             text = scanstring(text + '"', 0, True)[0]
-            if u_escapes and not text.isascii() and _SURROGATE.search(text) is not None:
+            if u_escapes and not text.isascii() and SURROGATE.search(text) is not None:
                 raise _fail(ParseFailure.SURROGATE)
         return text, close + 1
 

@@ -43,6 +43,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import Final, cast
 
+from mcpkit._grammar import SURROGATE
 from mcpkit.errors import OutputError, OutputFailure
 from mcpkit.limits import Limits
 
@@ -54,7 +55,6 @@ _ESCAPES: Final[dict[int, str]] = {code: f"\\u{code:04x}" for code in range(0x20
 _ESCAPES.update({0x22: '\\"', 0x5C: "\\\\", 0x0A: "\\n", 0x09: "\\t", 0x0D: "\\r"})
 _ESCAPES.update({0x08: "\\b", 0x0C: "\\f"})
 _NEEDS_ESCAPE: Final = re.compile('["\\\\\x00-\x1f]')
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 # Lead bytes of 4-byte UTF-8 sequences: one per supplementary character (2 UTF-16 units).
 _LEAD4: Final = bytes(range(0xF0, 0x100))
 
@@ -183,7 +183,7 @@ class _Writer:
         if type(text) is not str:
             text = str.__str__(text)
         ascii_only = text.isascii()
-        if not ascii_only and _SURROGATE.search(text) is not None:
+        if not ascii_only and SURROGATE.search(text) is not None:
             raise _fail(OutputFailure.SURROGATE)
         # Every character writes at least one unit: refuse a huge string before copying it.
         if len(text) > self.max_token_units:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import math
 import operator
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal
 from typing import Final, NoReturn, TypeAlias
 
+from mcpkit._grammar import SURROGATE
 from mcpkit.errors import InvalidValueError
 
 __all__ = [
@@ -32,7 +32,6 @@ __all__ = [
 
 JsonValue: TypeAlias = "JsonObject | JsonArray | str | int | Decimal | bool | None"
 
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 # Deeper Python data is refused by from_python: it is the hard ceiling of Limits.max_json_depth,
 # and it stops cycles before they reach the interpreter's recursion limit.
 _MAX_CONVERT_DEPTH: Final = 512
@@ -51,7 +50,7 @@ def string(text: str) -> str:
         if not isinstance(text, str):
             raise InvalidValueError("a JSON string must be a str")
         text = str.__str__(text)
-    if not text.isascii() and _SURROGATE.search(text) is not None:
+    if not text.isascii() and SURROGATE.search(text) is not None:
         raise InvalidValueError("text contains an unpaired surrogate")
     return text
 

@@ -4,7 +4,8 @@ A check takes the value a caller supplied and returns the value to store: conver
 priority becomes a ``Decimal``), copied (binary data becomes immutable ``bytes``) or as given.
 It raises ``InvalidValueError(rule)`` with a fixed rule and never the value; :func:`validate`
 runs a class's ``_CHECKS`` table in order and adds the field, so every message reads
-``"Class.field: rule"``.  The classes and their tables are ``_content``'s.
+``"Class.field: rule"``.  The classes and their tables are the value modules' (``_content`` and
+the others); the check of ``icons`` needs ``Icon``, so it is ``_content.icon_tuple``.
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ __all__ = [
     "Checks",
     "absolute_uri",
     "byte_size",
+    "exact_int",
     "icon_sizes",
     "icon_theme",
     "instance_of",
+    "json_object",
     "media_type",
     "meta_object",
     "optional",
@@ -52,6 +55,7 @@ _SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _NOT_IN_URI: Final = re.compile(r"[\x00-\x20\x7f-\x9f]")
 _SIZE: Final = re.compile(r"[0-9]+x[0-9]+")
 _THEMES: Final = ("light", "dark")
+_MAX_EXACT_INT: Final = 2**53 - 1
 
 Check: TypeAlias = Callable[[Any], object]
 Checks: TypeAlias = tuple[tuple[str, Check], ...]
@@ -126,6 +130,15 @@ def private_bytes(value: object) -> bytes:
     return bytes(value)  # a private copy of any mutable buffer
 
 
+def json_object(value: object) -> JsonObject:
+    """``value`` itself when it is already a ``JsonObject`` (the server's case: no copy)."""
+    if isinstance(value, JsonObject):
+        return value
+    if not isinstance(value, Mapping):
+        raise InvalidValueError("must be a JSON object")
+    return JsonObject(value)
+
+
 def meta_object(value: object) -> JsonObject | None:
     if value is None:
         return None
@@ -197,6 +210,21 @@ def icon_theme(value: str) -> str:
     if string(value) not in _THEMES:
         raise InvalidValueError("must be 'light' or 'dark'")
     return str.__str__(value)
+
+
+def exact_int(type_rule: str) -> Check:
+    """An ``int`` from 0 to 2**53 - 1, which every client reads exactly (JavaScript included);
+    ``type_rule`` refuses anything else, so an ``optional`` field can say that ``None`` is
+    allowed too."""
+
+    def check(value: object) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidValueError(type_rule)
+        if not 0 <= value <= _MAX_EXACT_INT:
+            raise InvalidValueError("must be between 0 and 2**53 - 1")
+        return int(value)
+
+    return check
 
 
 def byte_size(value: object) -> int:

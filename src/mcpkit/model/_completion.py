@@ -21,13 +21,14 @@ from typing import ClassVar, Final, TypeAlias
 
 from mcpkit.errors import InvalidValueError
 from mcpkit.json import JsonObject, string
-from mcpkit.model._checks import Checks, instance_of, optional, sequence_of, validate
+from mcpkit.model._checks import Checks, exact_int, instance_of, optional, sequence_of, validate
 from mcpkit.model._context import RequestContext
 from mcpkit.model._handlers import Owner, check_handler, show
 
 __all__ = [
     "COMPLETION_PARAMETERS",
     "MAX_COMPLETION_VALUES",
+    "NO_COMPLETIONS",
     "Completion",
     "CompletionHandler",
     "check_completions",
@@ -36,7 +37,6 @@ __all__ = [
 MAX_COMPLETION_VALUES: Final = 100
 """The protocol's cap on ``completion.values`` (``maxItems: 100`` in the 2026-07-28 schema)."""
 COMPLETION_PARAMETERS: Final = ("ctx", "value", "arguments")
-_MAX_TOTAL: Final = 2**53 - 1
 
 
 def _values(value: object) -> tuple[str, ...]:
@@ -45,15 +45,6 @@ def _values(value: object) -> tuple[str, ...]:
     if len(values) > MAX_COMPLETION_VALUES:
         raise InvalidValueError(f"at most {MAX_COMPLETION_VALUES} values (the protocol's cap)")
     return tuple(map(string, values))
-
-
-def _total(value: object) -> int:
-    """An ``int`` every client reads exactly (JavaScript included), like ``ttl_ms``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidValueError("must be an int or None")
-    if not 0 <= value <= _MAX_TOTAL:
-        raise InvalidValueError("must be between 0 and 2**53 - 1")
-    return int(value)
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -75,7 +66,7 @@ class Completion:
 
     _CHECKS: ClassVar[Checks] = (
         ("values", _values),
-        ("total", optional(_total)),
+        ("total", optional(exact_int("must be an int or None"))),
         ("has_more", instance_of((bool,), "must be a bool")),
     )
 
@@ -109,6 +100,9 @@ CompletionHandler: TypeAlias = Callable[
 ]
 """``(ctx, the partial value, the other already-resolved arguments or variables)`` to a
 ``Completion``, directly (``def``) or awaited (``async def``)."""
+
+NO_COMPLETIONS: Final[Mapping[str, CompletionHandler]] = MappingProxyType({})
+"""The default ``completions`` of every factory and decorator that takes them: none, read-only."""
 
 
 def check_completions(

@@ -10,7 +10,8 @@ strings, controls, emoji, combining marks and NFC/NFD spellings survive as given
 is copied into immutable ``bytes``, so mutating the caller's buffer later changes
 nothing.  ``repr`` never shows text, binary data, ``data:`` URIs or metadata, only their sizes,
 because reprs end up in logs.  A refusal raises ``InvalidValueError`` naming the field and the
-rule, never the value; the checks themselves are ``_checks``'s.
+rule, never the value; the checks themselves are ``_checks``'s, but for ``icon_tuple``, which
+needs ``Icon`` and serves every module with an ``icons`` field or option.
 
 ``to_json()`` gives the full, revision-independent wire object with the spec's member names.
 Projection to one revision (no icons on 2025-06-18) belongs to ``mcpkit.protocol``.
@@ -58,6 +59,7 @@ __all__ = [
     "Role",
     "TextContent",
     "TextResourceContents",
+    "icon_tuple",
 ]
 
 _PAYLOADS: Final = frozenset({"text", "data", "blob"})
@@ -191,7 +193,9 @@ class Icon(_Value):
 _ANNOTATIONS: Final = optional(instance_of((Annotations,), "must be an Annotations"))
 
 
-def _icons(value: object) -> tuple[Icon, ...]:
+def icon_tuple(value: object) -> tuple[Icon, ...]:
+    """The check of every ``icons`` field and option: a list or tuple of ``Icon``, stored as a
+    tuple.  It lives beside ``Icon`` because ``_checks`` cannot import this module."""
     return sequence_of(value, Icon, "every icon must be an Icon")
 
 
@@ -284,7 +288,7 @@ class ResourceLink(_Value):
         ("description", OPTIONAL_TEXT),
         ("mime_type", OPTIONAL_MEDIA_TYPE),
         ("size", optional(byte_size)),
-        ("icons", _icons),
+        ("icons", icon_tuple),
         ("annotations", _ANNOTATIONS),
         ("meta", meta_object),
     )

@@ -32,6 +32,7 @@ from mcpkit.model._checks import (
     OPTIONAL_TEXT,
     Checks,
     instance_of,
+    json_object,
     optional,
     unchecked_factory,
     validate,
@@ -56,6 +57,7 @@ __all__ = [
 
 A = TypeVar("A")
 T = TypeVar("T")
+V = TypeVar("V")
 
 RequestId: TypeAlias = str | int
 """A JSON-RPC request id, type kept: ``"1"`` and ``1`` are different ids."""
@@ -150,6 +152,14 @@ def _number(value: object, name: str) -> int | Decimal:
     raise InvalidValueError(f"ProgressReporter.report: {name} must be finite")
 
 
+def _converted(convert: Callable[[V], T], value: V, method: str) -> T:
+    """``convert(value)``, a refusal named after the public ``method`` the handler called."""
+    try:
+        return convert(value)
+    except InvalidValueError as error:
+        raise InvalidValueError(f"{method}: {error.rule}") from None
+
+
 class ProgressReporter:
     """Sends ``notifications/progress`` for one request; present only when the client sent a
     ``progressToken``.
@@ -190,10 +200,7 @@ class ProgressReporter:
         if total is not None:
             params["total"] = _number(total, "total")
         if message is not None:
-            try:
-                params["message"] = string(message)
-            except InvalidValueError as error:
-                raise InvalidValueError(f"ProgressReporter.report: {error.rule}") from None
+            params["message"] = _converted(string, message, "ProgressReporter.report")
         notification = JsonObject(params)
         with self._lock:
             if self._last is not None and value <= self._last:
@@ -261,14 +268,8 @@ class RequestLogger:
             return
         params: dict[str, object] = {"level": level}
         if logger is not None:
-            try:
-                params["logger"] = string(logger)
-            except InvalidValueError as error:
-                raise InvalidValueError(f"RequestLogger.log: {error.rule}") from None
-        try:
-            params["data"] = from_python(data)
-        except InvalidValueError as error:
-            raise InvalidValueError(f"RequestLogger.log: {error.rule}") from None
+            params["logger"] = _converted(string, logger, "RequestLogger.log")
+        params["data"] = _converted(from_python, data, "RequestLogger.log")
         message = JsonObject(params)
         with self._lock:
             self._send(message)
@@ -342,15 +343,6 @@ class InvocationFeatures:
         return f"InvocationFeatures({', '.join(type(f).__name__ for f in self.features)})"
 
 
-def _json_object(value: object) -> JsonObject:
-    """``value`` itself when it is already a ``JsonObject`` (the server's case: no copy)."""
-    if isinstance(value, JsonObject):
-        return value
-    if not isinstance(value, Mapping):
-        raise InvalidValueError("must be a JSON object")
-    return JsonObject(value)
-
-
 # Not slotted: on Python 3.11 a frozen, slotted generic dataclass cannot be instantiated as
 # ``Class[T](...)`` (typing sets ``__orig_class__`` through the pre-slots ``__setattr__``).
 @dataclass(frozen=True, kw_only=True, repr=False)
@@ -362,7 +354,7 @@ class ToolArguments(Generic[A]):
     converted: A
     raw: JsonObject
 
-    _CHECKS: ClassVar[Checks] = (("raw", _json_object),)
+    _CHECKS: ClassVar[Checks] = (("raw", json_object),)
 
     def __post_init__(self) -> None:
         validate(self)
@@ -440,10 +432,10 @@ class RequestContext:
         ("method", string),
         ("request_id", _request_id),
         ("operation_name", OPTIONAL_TEXT),
-        ("client_info", optional(_json_object)),
-        ("client_capabilities", _json_object),
-        ("meta", _json_object),
-        ("input_responses", optional(_json_object)),
+        ("client_info", optional(json_object)),
+        ("client_capabilities", json_object),
+        ("meta", json_object),
+        ("input_responses", optional(json_object)),
         ("request_state", OPTIONAL_TEXT),
         ("framework_state", lambda value: value if value is UNSET else from_python(value)),
         ("trace", _strings),

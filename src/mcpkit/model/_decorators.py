@@ -26,11 +26,10 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
-from typing import Any, Final, TypeVar
+from typing import Any, TypeVar
 
 from mcpkit.errors import ConfigurationError, InvalidValueError
-from mcpkit.model._completion import CompletionHandler
+from mcpkit.model._completion import NO_COMPLETIONS, CompletionHandler
 from mcpkit.model._content import Annotations, Icon
 from mcpkit.model._endpoint import Endpoint
 from mcpkit.model._implementation import CachePolicy, Implementation
@@ -67,8 +66,6 @@ __all__ = [
 
 _F = TypeVar("_F", bound=Callable[..., object])
 _C = TypeVar("_C", bound=type)
-
-_NO_COMPLETIONS: Final[Mapping[str, CompletionHandler]] = MappingProxyType({})
 
 
 def _text(value: str | None) -> str | None:
@@ -216,7 +213,7 @@ def prompt(
     title: str | None = None,
     description: str | None = None,
     icons: Sequence[Icon] = (),
-    completions: Mapping[str, CompletionHandler] = _NO_COMPLETIONS,
+    completions: Mapping[str, CompletionHandler] = NO_COMPLETIONS,
     input_requests: Sequence[InputRequestDeclaration] = (),
     request_state_mode: RequestStateMode | None = None,
 ) -> Callable[[_F], _F]:
@@ -249,7 +246,7 @@ def resource(
     size: int | None = None,
     icons: Sequence[Icon] = (),
     annotations: Annotations | None = None,
-    completions: Mapping[str, CompletionHandler] = _NO_COMPLETIONS,
+    completions: Mapping[str, CompletionHandler] = NO_COMPLETIONS,
     input_requests: Sequence[InputRequestDeclaration] = (),
     request_state_mode: RequestStateMode | None = None,
 ) -> Callable[[_F], _F]:

@@ -31,7 +31,7 @@ from mcpkit.errors import ConfigurationError, InvalidValueError
 from mcpkit.json import JsonObject, string
 from mcpkit.model._prompts import PromptRegistration
 from mcpkit.model._resources import ResourceListRegistration, ResourceRegistration
-from mcpkit.model._revision import Revision
+from mcpkit.model._revision import Revision, wires
 from mcpkit.model._templates import (
     MAX_TEMPLATES_PER_ENDPOINT,
     UriTemplate,
@@ -68,11 +68,6 @@ def show(text: str) -> str:
     if len(text) > _SHOWN_CHARS:
         return repr(text[:_SHOWN_CHARS]) + f"... ({len(text)} characters)"
     return repr(text)
-
-
-def wires(revisions: Iterable[Revision]) -> str:
-    """The wire strings of ``revisions``, sorted, as every message lists them."""
-    return ", ".join(sorted(revision.wire for revision in revisions))
 
 
 def describe(operation: Operation) -> str:

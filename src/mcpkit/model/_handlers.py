@@ -29,11 +29,12 @@ from mcpkit.model._input import (
     RequestStateMode,
     Requirement,
 )
-from mcpkit.model._revision import Revision
+from mcpkit.model._revision import Revision, wires
 
 __all__ = [
     "HANDLER_PARAMETERS",
     "NO_MULTI_ROUND",
+    "MultiRoundRegistration",
     "Operation",
     "Owner",
     "Registration",
@@ -99,7 +100,8 @@ def show(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Operation:
-    """A prompt, resource or resource list handler being built, as error messages name it.
+    """A prompt, resource or resource list handler being built, as error messages name it (a
+    tool is ``_tool_rules.Tool``, one of these that also keeps its bare name).
 
     ``label`` is the kind and, where it has one, the name or URI (``prompt 'summary'``).
     """
@@ -108,8 +110,13 @@ class Operation:
     revisions: frozenset[Revision]
 
     def __str__(self) -> str:
-        wires = ", ".join(sorted(revision.wire for revision in self.revisions))
-        return f"{self.label} (revisions {wires})"
+        return f"{self.label} (revisions {wires(self.revisions)})"
+
+    @property
+    def legacy(self) -> bool:
+        """True when a 2025 revision is selected: no 2026-only features (and a tool's output
+        must be an object)."""
+        return any(revision.is_legacy for revision in self.revisions)
 
     def fail(self, problem: str) -> ConfigurationError:
         return ConfigurationError(f"{self}: {problem}")
@@ -177,10 +184,7 @@ def check_options(owner: Owner, checks: Checks, values: Mapping[str, object]) ->
 
 
 def check_multi_round(
-    owner: Owner,
-    revisions: frozenset[Revision],
-    input_requests: object,
-    request_state_mode: object,
+    owner: Operation, input_requests: object, request_state_mode: object
 ) -> dict[str, Any]:
     """The multi-round declarations of a tool, prompt or resource: the
     kinds of input request its handler may emit, and who protects its request state.
@@ -204,7 +208,7 @@ def check_multi_round(
     mode = RequestStateMode.NONE if request_state_mode is None else request_state_mode
     if not isinstance(mode, RequestStateMode):
         raise owner.fail("request_state_mode must be a RequestStateMode or None")
-    if (kinds or mode is not RequestStateMode.NONE) and any(r.is_legacy for r in revisions):
+    if (kinds or mode is not RequestStateMode.NONE) and owner.legacy:
         raise owner.fail(
             "input requests and request state exist only on 2026-07-28; an operation that "
             "declares them must select only Revision.V2026_07_28"
@@ -257,3 +261,20 @@ class Registration:
         for name, value in values.items():
             object.__setattr__(registration, name, value)
         return registration
+
+
+class MultiRoundRegistration(Registration):
+    """A tool, prompt or resource: a registration with the multi-round declarations that
+    :func:`check_multi_round` returns (``NO_MULTI_ROUND`` for a tool that never asks)."""
+
+    __slots__ = ()
+
+    input_requests: tuple[InputRequestDeclaration, ...]
+    """The kinds of input request the handler may emit, in the order given."""
+    request_state_mode: RequestStateMode
+    declared_kinds: frozenset[InputRequestKind]
+    """The kinds ``input_requests`` declares: an emitted request of another kind is a contract
+    failure."""
+    required_kinds: frozenset[InputRequestKind]
+    """The kinds declared ``REQUIRED``: checked against the client's capabilities on every
+    call, before the handler runs."""

@@ -22,14 +22,8 @@ from typing import ClassVar, Final, Literal
 from mcpkit.errors import InvalidValueError
 from mcpkit.json import JsonObject, string
 from mcpkit.model import Icon  # from the package: the module that defines Icon may move
-from mcpkit.model._checks import (
-    OPTIONAL_TEXT,
-    Checks,
-    absolute_uri,
-    optional,
-    sequence_of,
-    validate,
-)
+from mcpkit.model._checks import OPTIONAL_TEXT, Checks, absolute_uri, exact_int, optional, validate
+from mcpkit.model._content import icon_tuple
 
 __all__ = ["CachePolicy", "CacheScope", "Implementation"]
 
@@ -37,7 +31,6 @@ CacheScope = Literal["public", "private"]
 """``public``: no caller-specific data, shareable across authorization contexts by gateways;
 ``private``: reuse only within the same authorization context."""
 
-_MAX_TTL_MS: Final = 2**53 - 1
 _SCOPES: Final = ("public", "private")
 
 
@@ -46,18 +39,6 @@ def _non_empty(value: str) -> str:
     if not text:
         raise InvalidValueError("must not be empty")
     return text
-
-
-def _icons(value: object) -> tuple[Icon, ...]:
-    return sequence_of(value, Icon, "every icon must be an Icon")
-
-
-def _ttl_ms(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidValueError("must be an int")
-    if not 0 <= value <= _MAX_TTL_MS:
-        raise InvalidValueError("must be between 0 and 2**53 - 1")
-    return int(value)
 
 
 def _scope(value: object) -> str:
@@ -92,7 +73,7 @@ class Implementation:
         ("title", OPTIONAL_TEXT),
         ("description", OPTIONAL_TEXT),
         ("website_url", optional(absolute_uri)),
-        ("icons", _icons),
+        ("icons", icon_tuple),
     )
 
     def __post_init__(self) -> None:
@@ -130,7 +111,7 @@ class CachePolicy:
     ttl_ms: int
     scope: CacheScope
 
-    _CHECKS: ClassVar[Checks] = (("ttl_ms", _ttl_ms), ("scope", _scope))
+    _CHECKS: ClassVar[Checks] = (("ttl_ms", exact_int("must be an int")), ("scope", _scope))
 
     def __post_init__(self) -> None:
         validate(self)

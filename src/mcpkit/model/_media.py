@@ -32,12 +32,12 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from mcpkit._grammar import OWS as _OWS
+from mcpkit._grammar import TOKEN as _TOKEN
 from mcpkit.errors import InvalidValueError
 
 __all__ = ["MediaType", "parse_media_type"]
 
-_TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-_OWS: Final = re.compile(r"[ \t]*")
 _QUOTED: Final = re.compile(r'"((?:[\t !#-\[\]-~]|\\[\t -~])*)"')
 _QUOTED_PAIR: Final = re.compile(r"\\([\t -~])")
 # Every ASCII control except HTAB; HTAB is then left to the grammar.

@@ -2,12 +2,13 @@
 values to inject, and what it returns.
 
 Read once, when the class is decorated.  Parameters annotated ``RequestContext``,
-``InvocationFeatures``, ``CancellationToken`` or ``ProgressReporter | None`` are framework
-parameters: left out of every published schema and argument list and filled in per call. The rest
-are business parameters, published under their own names unless metadata says otherwise.  A bare
-``ProgressReporter`` is refused: a reporter exists only when the client asked for progress, so the
-annotation must admit ``None``.  Every refusal is a ``ConfigurationError`` naming the operation;
-the class decorator adds the class and method.
+``InvocationFeatures``, ``CancellationToken``, ``ProgressReporter | None`` or ``RequestLogger |
+None`` are framework parameters: left out of every published schema and argument list and filled
+in per call. The rest are business parameters, published under their own names unless metadata
+says otherwise.  A bare ``ProgressReporter`` or ``RequestLogger`` is refused: a reporter exists
+only when the client asked for progress, a logger only when the client can receive log messages,
+so the annotation must admit ``None``.  Every refusal is a ``ConfigurationError`` naming the
+operation; the class decorator adds the class and method.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from mcpkit.model._context import (
     RequestContext,
     RequestLogger,
 )
-from mcpkit.model._revision import Revision
+from mcpkit.model._revision import Revision, wires
 
 __all__ = [
     "NONE",
@@ -76,6 +77,15 @@ _FRAMEWORK: Final[Mapping[object, Inject]] = {
     CancellationToken: Inject.TOKEN,
 }
 
+# Framework values that exist only for some requests, so a parameter must admit ``None``: the
+# type, how it is found, and why a bare annotation is refused.
+_MAYBE_ABSENT: Final[tuple[tuple[type, Inject, str], ...]] = (
+    (ProgressReporter, Inject.PROGRESS,
+     "a reporter exists only when the client asked for progress"),
+    (RequestLogger, Inject.LOGGER,
+     "a logger exists only when the client can receive log messages"),
+)  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True)
 class Param:
@@ -114,22 +124,11 @@ def _injection(label: str, name: str, hint: Any) -> Inject | None:
         return None
     if found is not None:
         return found
-    if hint is ProgressReporter:
-        raise fail(
-            label,
-            f"parameter {name!r}: annotate it ProgressReporter | None; a reporter exists only "
-            "when the client asked for progress",
-        )
-    if set(arms(hint)) == {ProgressReporter, NONE}:
-        return Inject.PROGRESS
-    if hint is RequestLogger:
-        raise fail(
-            label,
-            f"parameter {name!r}: annotate it RequestLogger | None; a logger exists only "
-            "when the client can receive log messages",
-        )
-    if set(arms(hint)) == {RequestLogger, NONE}:
-        return Inject.LOGGER
+    for kind, inject, absent in _MAYBE_ABSENT:
+        if hint is kind:
+            raise fail(label, f"parameter {name!r}: annotate it {kind.__name__} | None; {absent}")
+        if set(arms(hint)) == {kind, NONE}:
+            return inject
     return None
 
 
@@ -195,7 +194,7 @@ def operation_revisions(
         and all(isinstance(revision, Revision) for revision in requested)
         and not set(requested) <= served
     ):
-        extra = ", ".join(sorted(revision.wire for revision in set(requested) - served))
+        extra = wires(set(requested) - served)
         raise fail(label, f"selects {extra}, which the endpoint does not serve")
     return requested  # anything else: the registration factory names the problem
 

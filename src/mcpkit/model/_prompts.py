@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass
-from types import MappingProxyType
 from typing import ClassVar, Final, TypeAlias
 
 from mcpkit.errors import ConfigurationError, InvalidValueError
@@ -27,27 +26,27 @@ from mcpkit.json import JsonObject, string
 # From the package: the module that defines Icon may move.
 from mcpkit.model import Icon
 from mcpkit.model._checks import OPTIONAL_TEXT, Checks, instance_of, sequence_of, validate
-from mcpkit.model._completion import CompletionHandler, check_completions
+from mcpkit.model._completion import NO_COMPLETIONS, CompletionHandler, check_completions
+from mcpkit.model._content import icon_tuple
 from mcpkit.model._context import InvocationFeatures, RequestContext
 from mcpkit.model._handlers import (
-    Registration,
+    MultiRoundRegistration,
     check_handler,
     check_multi_round,
     check_options,
     identify,
     show,
 )
-from mcpkit.model._input import InputRequestDeclaration, InputRequestKind, RequestStateMode
+from mcpkit.model._input import InputRequestDeclaration, RequestStateMode
 from mcpkit.model._outputs import PromptOutput
 from mcpkit.model._results import CompleteResult, InputRequiredResult
-from mcpkit.model._revision import Revision
+from mcpkit.model._revision import Revision, wires
 
 __all__ = ["MAX_PROMPT_NAME_CHARS", "PromptArgument", "PromptHandler", "PromptRegistration"]
 
 MAX_PROMPT_NAME_CHARS: Final = 128
 # Unicode whitespace (``\s``) and the C0, DEL and C1 controls.
 _INVISIBLE: Final = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
-_NO_COMPLETIONS: Final[Mapping[str, CompletionHandler]] = MappingProxyType({})
 
 PromptResult: TypeAlias = PromptOutput | CompleteResult | InputRequiredResult
 PromptHandler: TypeAlias = Callable[
@@ -112,19 +111,15 @@ def _arguments(value: object) -> tuple[PromptArgument, ...]:
     return sequence_of(value, PromptArgument, "every argument must be a PromptArgument")
 
 
-def _icons(value: object) -> tuple[Icon, ...]:
-    return sequence_of(value, Icon, "every icon must be an Icon")
-
-
 _OPTIONS: Final[Checks] = (
     ("arguments", _arguments),
     ("title", OPTIONAL_TEXT),
     ("description", OPTIONAL_TEXT),
-    ("icons", _icons),
+    ("icons", icon_tuple),
 )
 
 
-class PromptRegistration(Registration):
+class PromptRegistration(MultiRoundRegistration):
     """An immutable prompt: name, revisions, declared arguments, handler, display options and
     the completers of its arguments.
 
@@ -170,15 +165,10 @@ class PromptRegistration(Registration):
     icons: tuple[Icon, ...]
     completions: Mapping[str, CompletionHandler]
     async_completions: frozenset[str]
-    input_requests: tuple[InputRequestDeclaration, ...]
-    request_state_mode: RequestStateMode
-    declared_kinds: frozenset[InputRequestKind]
-    required_kinds: frozenset[InputRequestKind]
     _definition: JsonObject
 
     def __repr__(self) -> str:
-        wires = ", ".join(sorted(revision.wire for revision in self.revisions))
-        return f"<PromptRegistration {self.name} [{wires}]>"
+        return f"<PromptRegistration {self.name} [{wires(self.revisions)}]>"
 
     @classmethod
     def create(
@@ -191,7 +181,7 @@ class PromptRegistration(Registration):
         title: str | None = None,
         description: str | None = None,
         icons: Sequence[Icon] = (),
-        completions: Mapping[str, CompletionHandler] = _NO_COMPLETIONS,
+        completions: Mapping[str, CompletionHandler] = NO_COMPLETIONS,
         input_requests: Sequence[InputRequestDeclaration] = (),
         request_state_mode: RequestStateMode | None = None,
     ) -> PromptRegistration:
@@ -223,9 +213,7 @@ class PromptRegistration(Registration):
                 raise prompt.fail(f"declares the argument {show(argument.name)} twice")
             names.append(argument.name)
         handlers, coroutines = check_completions(prompt, completions, tuple(names), "argument")
-        multi_round = check_multi_round(
-            prompt, prompt.revisions, input_requests, request_state_mode
-        )
+        multi_round = check_multi_round(prompt, input_requests, request_state_mode)
         registration: PromptRegistration = cls._create(
             {
                 "name": name,

@@ -36,9 +36,10 @@ from mcpkit.model._checks import (
     sequence_of,
     validate,
 )
+from mcpkit.model._content import icon_tuple
 from mcpkit.model._context import InvocationFeatures, RequestContext
 from mcpkit.model._handlers import Registration, check_handler, identify
-from mcpkit.model._revision import Revision
+from mcpkit.model._revision import Revision, wires
 
 __all__ = [
     "ResourceDescriptor",
@@ -54,10 +55,6 @@ def _name(value: str) -> str:
     if not name:
         raise InvalidValueError("must not be empty")
     return name
-
-
-def _icons(value: object) -> tuple[Icon, ...]:
-    return sequence_of(value, Icon, "every icon must be an Icon")
 
 
 def catalog_entry(
@@ -111,7 +108,7 @@ class ResourceDescriptor:
         ("description", OPTIONAL_TEXT),
         ("mime_type", OPTIONAL_MEDIA_TYPE),
         ("size", optional(byte_size)),
-        ("icons", _icons),
+        ("icons", icon_tuple),
         ("annotations", optional(instance_of((Annotations,), "must be an Annotations"))),
     )
 
@@ -207,5 +204,4 @@ class ResourceListRegistration(Registration):
         object.__setattr__(self, "is_async", is_async)
 
     def __repr__(self) -> str:
-        wires = ", ".join(sorted(revision.wire for revision in self.revisions))
-        return f"<ResourceListRegistration [{wires}]>"
+        return f"<ResourceListRegistration [{wires(self.revisions)}]>"

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from types import MappingProxyType
 from typing import Any, ClassVar, Final, Generic, ParamSpec, TypeAlias, overload
 
 from mcpkit.errors import ConfigurationError, InvalidValueError
@@ -26,18 +25,19 @@ from mcpkit.json import JsonObject
 # From the package: the module that defines annotations and icons may move.
 from mcpkit.model import Annotations, Icon
 from mcpkit.model._checks import absolute_uri
-from mcpkit.model._completion import CompletionHandler, check_completions
+from mcpkit.model._completion import NO_COMPLETIONS, CompletionHandler, check_completions
 from mcpkit.model._context import InvocationFeatures, RequestContext
 from mcpkit.model._handlers import (
+    MultiRoundRegistration,
+    Operation,
     Owner,
-    Registration,
     check_handler,
     check_multi_round,
     check_options,
     identify,
     show,
 )
-from mcpkit.model._input import InputRequestDeclaration, InputRequestKind, RequestStateMode
+from mcpkit.model._input import InputRequestDeclaration, RequestStateMode
 from mcpkit.model._outputs import ResourceOutput
 from mcpkit.model._resource_list import (
     DESCRIPTOR_OPTIONS,
@@ -48,7 +48,7 @@ from mcpkit.model._resource_list import (
     catalog_entry,
 )
 from mcpkit.model._results import CompleteResult, InputRequiredResult
-from mcpkit.model._revision import Revision
+from mcpkit.model._revision import Revision, wires
 from mcpkit.model._templates import UriTemplate, is_template
 
 __all__ = [
@@ -65,7 +65,6 @@ __all__ = [
 
 MAX_RESOURCE_URI_CHARS: Final = 1_048_576
 """Soklet's ceiling for a programmatic exact resource URI (ASCII, so characters are bytes)."""
-_NO_COMPLETIONS: Final[Mapping[str, CompletionHandler]] = MappingProxyType({})
 _P = ParamSpec("_P")
 
 ResourceResult: TypeAlias = ResourceOutput | CompleteResult | InputRequiredResult
@@ -110,6 +109,30 @@ def _exact_uri(owner: Owner, uri: str) -> str:
     return uri
 
 
+def _descriptor_options(
+    resource: Operation,
+    name: object,
+    title: object,
+    description: object,
+    mime_type: object,
+    size: object,
+    icons: object,
+    annotations: object,
+) -> dict[str, Any]:
+    """The options a registration shares with its descriptor, under the descriptor's rules (a
+    template passes no ``size``)."""
+    values = {
+        "name": name,
+        "title": title,
+        "description": description,
+        "mime_type": mime_type,
+        "size": size,
+        "icons": icons,
+        "annotations": annotations,
+    }
+    return check_options(resource, DESCRIPTOR_OPTIONS, values)
+
+
 def _new_template(
     *,
     uri_template: str,
@@ -121,7 +144,7 @@ def _new_template(
     mime_type: str | None = None,
     icons: Sequence[Icon] = (),
     annotations: Annotations | None = None,
-    completions: Mapping[str, CompletionHandler] = _NO_COMPLETIONS,
+    completions: Mapping[str, CompletionHandler] = NO_COMPLETIONS,
     input_requests: Sequence[InputRequestDeclaration] = (),
     request_state_mode: RequestStateMode | None = None,
 ) -> ResourceRegistration:
@@ -138,25 +161,13 @@ def _new_template(
     parsed = UriTemplate.parse(uri_template)
     resource = identify(f"resource template {show(parsed.text)}", revisions)
     is_async = check_handler(resource, handler, "handler", ("ctx", "variables", "features"))
-    options = check_options(
-        resource,
-        DESCRIPTOR_OPTIONS,
-        {
-            "name": name,
-            "title": title,
-            "description": description,
-            "mime_type": mime_type,
-            "size": None,
-            "icons": icons,
-            "annotations": annotations,
-        },
+    options = _descriptor_options(
+        resource, name, title, description, mime_type, None, icons, annotations
     )
     handlers, coroutines = check_completions(
         resource, completions, parsed.variables, "template variable"
     )
-    multi_round = check_multi_round(
-        resource, resource.revisions, input_requests, request_state_mode
-    )
+    multi_round = check_multi_round(resource, input_requests, request_state_mode)
     entry = {"uriTemplate": parsed.text, "name": options.pop("name")}
     definition = catalog_entry(entry, **options)
     return ResourceRegistration._build(
@@ -201,7 +212,7 @@ class _FactoryOrTemplate(Generic[_P]):
         return instance._template
 
 
-class ResourceRegistration(Registration):
+class ResourceRegistration(MultiRoundRegistration):
     """An immutable exact or template resource: its route, name, revisions, handler, display
     options and (templates only) the completers of its variables.
 
@@ -239,19 +250,14 @@ class ResourceRegistration(Registration):
     descriptor: ResourceDescriptor | None
     completions: Mapping[str, CompletionHandler]
     async_completions: frozenset[str]
-    input_requests: tuple[InputRequestDeclaration, ...]
-    request_state_mode: RequestStateMode
-    declared_kinds: frozenset[InputRequestKind]
-    required_kinds: frozenset[InputRequestKind]
     _template: UriTemplate | None
     _definition: JsonObject
 
     template = _FactoryOrTemplate(_new_template)
 
     def __repr__(self) -> str:
-        wires = ", ".join(sorted(revision.wire for revision in self.revisions))
         route = self.uri if self.template is None else self.template.text
-        return f"<ResourceRegistration {self.kind.value} {route} [{wires}]>"
+        return f"<ResourceRegistration {self.kind.value} {route} [{wires(self.revisions)}]>"
 
     @classmethod
     def _build(cls, values: dict[str, Any]) -> ResourceRegistration:
@@ -289,27 +295,15 @@ class ResourceRegistration(Registration):
         resource = identify(f"resource {show(uri)}", revisions)
         uri = _exact_uri(resource, uri)
         is_async = check_handler(resource, handler, "handler", ("ctx", "features"))
-        options = check_options(
-            resource,
-            DESCRIPTOR_OPTIONS,
-            {
-                "name": name,
-                "title": title,
-                "description": description,
-                "mime_type": mime_type,
-                "size": size,
-                "icons": icons,
-                "annotations": annotations,
-            },
+        options = _descriptor_options(
+            resource, name, title, description, mime_type, size, icons, annotations
         )
-        multi_round = check_multi_round(
-            resource, resource.revisions, input_requests, request_state_mode
-        )
+        multi_round = check_multi_round(resource, input_requests, request_state_mode)
         descriptor = ResourceDescriptor(uri, **options)
         return cls._build(
             {"kind": ResourceKind.EXACT, "uri": uri, "_template": None,
              "revisions": resource.revisions, "handler": handler, "is_async": is_async, **options,
-             "descriptor": descriptor, "completions": _NO_COMPLETIONS,
+             "descriptor": descriptor, "completions": NO_COMPLETIONS,
              "async_completions": frozenset(), **multi_round,
              "_definition": descriptor.to_json()}
         )  # fmt: skip

@@ -30,7 +30,7 @@ from mcpkit.json import JsonObject, JsonValue, from_python, string
 
 # From the package: the module that defines content blocks may move.
 from mcpkit.model import TextContent
-from mcpkit.model._checks import Checks, instance_of, unchecked_factory, validate
+from mcpkit.model._checks import Checks, instance_of, json_object, unchecked_factory, validate
 from mcpkit.model._input import InputRequestKind
 from mcpkit.model._outputs import UNSET, PromptOutput, ResourceOutput, ToolOutput, Unset
 
@@ -66,18 +66,10 @@ MAX_REQUEST_STATE_BYTES: Final = 65_536
 # --- field checks ------------------------------------------------------------------------------
 
 
-def _json_object(value: object) -> JsonObject:
-    if isinstance(value, JsonObject):
-        return value
-    if not isinstance(value, Mapping):
-        raise InvalidValueError("must be a JSON object")
-    return JsonObject(value)
-
-
 def _meta(value: object) -> JsonObject:
     """Result ``_meta``: MCP key syntax, and no reserved prefix, because the framework writes
     its own members (``io.modelcontextprotocol/serverInfo`` …) into the same object."""
-    meta = _json_object(value)
+    meta = json_object(value)
     for key in meta:
         match = _META_KEY.fullmatch(key)
         if match is None:
@@ -212,7 +204,7 @@ class CompleteResult(OperationResult):
 def _input_requests(value: object) -> JsonObject:
     """Each request is ``{method, params}`` for one of the three kinds a server may ask a
     2026-07-28 client for, with no JSON-RPC ``jsonrpc`` or ``id``."""
-    requests = _json_object(value)
+    requests = json_object(value)
     for request in requests.values():
         if not isinstance(request, JsonObject):
             raise InvalidValueError("every request must be a JSON object")

@@ -3,14 +3,16 @@
 Members are the exact wire strings.  The enum is a plain ``Enum``, not a ``str`` subclass, so a
 revision never compares equal to an arbitrary string by accident: code either holds a
 ``Revision`` or calls :meth:`Revision.parse` on what a client sent.  Which features each
-revision has lives in one table in ``mcpkit.protocol``, never here.
+revision has lives in one table in ``mcpkit.protocol``, never here.  :func:`wires` spells a set
+of revisions the one way every message and repr shows it.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 
-__all__ = ["Revision"]
+__all__ = ["Revision", "wires"]
 
 
 class Revision(enum.Enum):
@@ -50,3 +52,8 @@ class Revision(enum.Enum):
 
 
 _BY_WIRE: dict[str, Revision] = {member.value: member for member in Revision}
+
+
+def wires(revisions: Iterable[Revision]) -> str:
+    """The wire strings of ``revisions``, sorted, as every message and repr lists them."""
+    return ", ".join(sorted(revision.wire for revision in revisions))

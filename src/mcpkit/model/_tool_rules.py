@@ -11,7 +11,6 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable, Mapping
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Final, TypeVar
 
@@ -19,8 +18,8 @@ from mcpkit.errors import ConfigurationError, InvalidValueError, SchemaError
 from mcpkit.json import string
 from mcpkit.limits import Limits
 from mcpkit.model import Icon  # from the package: the module that defines Icon may move
-from mcpkit.model._handlers import NO_MULTI_ROUND, check_handler, check_multi_round
-from mcpkit.model._revision import Revision
+from mcpkit.model._handlers import NO_MULTI_ROUND, Operation, check_handler, check_multi_round, show
+from mcpkit.model._handlers import identify as identify_operation
 from mcpkit.model._tool_annotations import ToolAnnotations
 from mcpkit.schema import InputModel, OutputModel, ToolSchema, derive_input, derive_output
 
@@ -40,27 +39,14 @@ _T = TypeVar("_T")
 
 # 1 to 128 characters, ASCII letters, digits, underscore, hyphen and dot.
 _NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
-_SHOWN_NAME_CHARS: Final = 40
 
 
 @dataclass(frozen=True, slots=True)
-class Tool:
-    """The tool being built, as error messages name it."""
+class Tool(Operation):
+    """The tool being built: an operation labelled ``tool 'name'``, as error messages name it,
+    that keeps its bare name for the registration."""
 
     name: str
-    revisions: frozenset[Revision]
-
-    def __str__(self) -> str:
-        wires = ", ".join(sorted(revision.wire for revision in self.revisions))
-        return f"tool {self.name!r} (revisions {wires})"
-
-    @property
-    def legacy(self) -> bool:
-        """True when a 2025 revision is selected: object-only output, no 2026-only features."""
-        return any(revision.is_legacy for revision in self.revisions)
-
-    def fail(self, problem: str) -> ConfigurationError:
-        return ConfigurationError(f"{self}: {problem}")
 
     def schema_step(self, step: Callable[[], _T]) -> _T:
         """Run a schema-layer step, re-raising its refusal with this tool's name and revisions.
@@ -76,32 +62,17 @@ class Tool:
             raise SchemaError(f"{self}: the input schema is not JSON data: {error.rule}") from error
 
 
-def _show(name: str) -> str:
-    """A bounded spelling of a refused name for the developer's message."""
-    if len(name) > _SHOWN_NAME_CHARS:
-        return repr(name[:_SHOWN_NAME_CHARS]) + f"... ({len(name)} characters)"
-    return repr(name)
-
-
 def identify(name: object, revisions: object) -> Tool:
-    """Check the name grammar and the revision set."""
+    """Check the name grammar, then the revision set as every operation's (``_handlers``)."""
     if not isinstance(name, str):
         raise ConfigurationError("a tool name must be a str")
     name = str.__str__(name)
     if _NAME.fullmatch(name) is None:
         raise ConfigurationError(
-            f"tool name {_show(name)} must be 1 to 128 characters of A-Z a-z 0-9 _ - ."
+            f"tool name {show(name)} must be 1 to 128 characters of A-Z a-z 0-9 _ - ."
         )
-    if not isinstance(revisions, AbstractSet | list | tuple):
-        raise ConfigurationError(f"tool {name!r}: revisions must be a set of Revision members")
-    if not revisions:
-        raise ConfigurationError(f"tool {name!r}: revisions must not be empty")
-    if not all(isinstance(revision, Revision) for revision in revisions):
-        raise ConfigurationError(
-            f"tool {name!r}: every revision must be a Revision member (Revision.parse reads a "
-            "wire string)"
-        )
-    return Tool(name, frozenset(revisions))
+    label = f"tool {name!r}"
+    return Tool(label, identify_operation(label, revisions).revisions, name)
 
 
 def _text(tool: Tool, option: str, value: object) -> str | None:
@@ -158,7 +129,7 @@ def multi_round(
     """The advanced shapes' declarations: the kinds of input request the handler may
     emit and who protects its request state; a tool that declares either selects only
     2026-07-28.  The rules are every operation's (``_handlers.check_multi_round``)."""
-    return check_multi_round(tool, tool.revisions, input_requests, request_state_mode)
+    return check_multi_round(tool, input_requests, request_state_mode)
 
 
 def input_model(tool: Tool, arguments: object, limits: Limits) -> InputModel:

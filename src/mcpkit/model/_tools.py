@@ -17,16 +17,17 @@ revisions; the endpoint adds its path.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from typing import Final, TypeAlias, TypeVar
+from typing import ClassVar, Final, TypeAlias, TypeVar
 
 import mcpkit.model._tool_rules as rules
 from mcpkit.json import JsonObject
 from mcpkit.limits import DEFAULT_LIMITS, Limits
 from mcpkit.model import Icon  # from the package: the module that defines Icon may move
 from mcpkit.model._context import InvocationFeatures, RequestContext, ToolArguments
-from mcpkit.model._input import InputRequestDeclaration, InputRequestKind, RequestStateMode
+from mcpkit.model._handlers import MultiRoundRegistration
+from mcpkit.model._input import InputRequestDeclaration, RequestStateMode
 from mcpkit.model._results import OperationResult
-from mcpkit.model._revision import Revision
+from mcpkit.model._revision import Revision, wires
 from mcpkit.model._tool_annotations import ToolAnnotations, ToolShape
 from mcpkit.schema import InputModel, OutputModel, ToolSchema, compile_schema
 
@@ -46,7 +47,7 @@ OperationHandler: TypeAlias = Callable[
 _JSON_OBJECT_DOCUMENT: Final = JsonObject({"type": "object"})
 
 
-class ToolRegistration:
+class ToolRegistration(MultiRoundRegistration):
     """An immutable tool: name, revisions, input schema, optional output schema, handler
     and presentation or policy options.
 
@@ -78,6 +79,9 @@ class ToolRegistration:
         "shape",
         "title",
     )
+    _FACTORIES: ClassVar[str] = (
+        "ToolRegistration.typed, typed_task, advanced, json_object or authored"
+    )
 
     name: str
     revisions: frozenset[Revision]
@@ -98,31 +102,9 @@ class ToolRegistration:
     icons: tuple[Icon, ...]
     rate_limiter: str | None
     mirror_structured_content: bool
-    input_requests: tuple[InputRequestDeclaration, ...]
-    """The kinds of input request the handler may emit (advanced shapes; empty otherwise)."""
-    request_state_mode: RequestStateMode
-    declared_kinds: frozenset[InputRequestKind]
-    """The kinds ``input_requests`` declares: an emitted request of another kind is a contract
-    failure."""
-    required_kinds: frozenset[InputRequestKind]
-    """The kinds declared ``REQUIRED``: checked against the client's capabilities on every
-    call, before the handler runs."""
-
-    def __init__(self, *_args: object, **_kwargs: object) -> None:
-        raise TypeError(
-            "ToolRegistration is built by ToolRegistration.typed, typed_task, advanced, "
-            "json_object or authored"
-        )
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("ToolRegistration is immutable")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError("ToolRegistration is immutable")
 
     def __repr__(self) -> str:
-        wires = ", ".join(sorted(revision.wire for revision in self.revisions))
-        return f"<ToolRegistration {self.name} {self.shape.value} [{wires}]>"
+        return f"<ToolRegistration {self.name} {self.shape.value} [{wires(self.revisions)}]>"
 
     @classmethod
     def _build(
@@ -138,22 +120,21 @@ class ToolRegistration:
         multi_round: Mapping[str, object],
     ) -> ToolRegistration:
         rules.check_headers(tool, input_schema)
-        registration = object.__new__(cls)
-        values: dict[str, object] = {
-            "name": tool.name,
-            "revisions": tool.revisions,
-            "shape": shape,
-            "handler": handler,
-            "is_async": is_async,
-            "input_schema": input_schema,
-            "output_schema": None if output_model is None else output_model.schema,
-            "input_model": input_model,
-            "output_model": output_model,
-            **options,
-            **multi_round,
-        }
-        for name, value in values.items():
-            object.__setattr__(registration, name, value)
+        registration: ToolRegistration = cls._create(
+            {
+                "name": tool.name,
+                "revisions": tool.revisions,
+                "shape": shape,
+                "handler": handler,
+                "is_async": is_async,
+                "input_schema": input_schema,
+                "output_schema": None if output_model is None else output_model.schema,
+                "input_model": input_model,
+                "output_model": output_model,
+                **options,
+                **multi_round,
+            }
+        )
         return registration
 
     @classmethod

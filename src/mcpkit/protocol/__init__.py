@@ -47,11 +47,11 @@ from mcpkit.protocol._routing import check_method_headers as check_method_header
 from mcpkit.protocol._routing import decode_header_value as decode_header_value
 from mcpkit.protocol._routing import header as header
 from mcpkit.protocol._routing import media_type_ok as media_type_ok
-from mcpkit.protocol._selection import is_modern_request as is_modern_request
-from mcpkit.protocol._selection import is_modern_version as is_modern_version
+from mcpkit.protocol._selection import is_stateless_request as is_stateless_request
+from mcpkit.protocol._selection import is_stateless_version as is_stateless_version
 from mcpkit.protocol._selection import negotiate as negotiate
-from mcpkit.protocol._selection import select_legacy as select_legacy
-from mcpkit.protocol._selection import select_modern as select_modern
+from mcpkit.protocol._selection import select_handshake as select_handshake
+from mcpkit.protocol._selection import select_stateless as select_stateless
 from mcpkit.protocol._selection import supported as supported
 
 __all__ = (
@@ -81,8 +81,8 @@ __all__ = (
     "header",
     "implementation_info",
     "initialize_result",
-    "is_modern_request",
-    "is_modern_version",
+    "is_stateless_request",
+    "is_stateless_version",
     "media_type_ok",
     "negotiate",
     "notification_message",
@@ -96,8 +96,8 @@ __all__ = (
     "require_modern",
     "resource_definition",
     "result_message",
-    "select_legacy",
-    "select_modern",
+    "select_handshake",
+    "select_stateless",
     "server_capabilities",
     "sse_event",
     "supported",

@@ -59,6 +59,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Final
 
+from mcpkit._grammar import FIELD_TEXT, OWS_CHARS
 from mcpkit.errors import HeaderMismatch
 from mcpkit.json import JsonObject, JsonValue
 from mcpkit.limits import DEFAULT_LIMITS, Limits
@@ -72,8 +73,6 @@ _MAX_SAFE_DIGITS: Final = len(str(MAX_SAFE_INTEGER))  # 16
 
 _SENTINEL_OPEN: Final = "=?base64?"
 _SENTINEL_CLOSE: Final = "?="
-_OWS: Final = " \t"
-_PLAIN: Final = re.compile(r"[\t\x20-\x7e]*", re.ASCII)
 _INTEGER: Final = re.compile(r"0|-?[1-9][0-9]*", re.ASCII)
 
 
@@ -147,7 +146,7 @@ def _locate(arguments: JsonObject, path: tuple[str, ...]) -> JsonValue:
 
 def _decode(raw: str, limit: int) -> str:
     """The decoded text of one header value (rule 2d), or raise."""
-    value = raw.strip(_OWS)
+    value = raw.strip(OWS_CHARS)
     if (
         value.startswith(_SENTINEL_OPEN)
         and value.endswith(_SENTINEL_CLOSE)
@@ -168,7 +167,7 @@ def _decode(raw: str, limit: int) -> str:
             return data.decode("utf-8")
         except UnicodeDecodeError:
             raise HeaderMismatch() from None
-    if len(value) > limit or _PLAIN.fullmatch(value) is None:
+    if len(value) > limit or FIELD_TEXT.fullmatch(value) is None:
         raise HeaderMismatch()
     return value
 

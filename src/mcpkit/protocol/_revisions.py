@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Final
 
@@ -102,39 +102,25 @@ _JUNE_2025: Final = RevisionProfile(
     resource_not_found_code=-32002,
     invalid_arguments_as_tool_error=False,
 )
-_NOVEMBER_2025: Final = RevisionProfile(
-    stateless=False,
-    methods=_LEGACY_METHODS,
+# Each later row is the row before it plus what its revision changed.
+_NOVEMBER_2025: Final = replace(
+    _JUNE_2025,
     revision=Revision.V2025_11_25,
     icons=True,
-    tool_title=True,
-    tool_output_schema=True,
-    structured_content=True,
-    structured_content_object_only=True,
-    result_type=False,
-    cache_hints=False,
-    server_info_meta=False,
     full_implementation=True,
-    catalog_order=CatalogOrder.CANONICAL,
-    resource_not_found_code=-32002,
     invalid_arguments_as_tool_error=True,
 )
-_JULY_2026: Final = RevisionProfile(
+_JULY_2026: Final = replace(
+    _NOVEMBER_2025,
+    revision=Revision.V2026_07_28,
     stateless=True,
     methods=_MODERN_METHODS,
-    revision=Revision.V2026_07_28,
-    icons=True,
-    tool_title=True,
-    tool_output_schema=True,
-    structured_content=True,
     structured_content_object_only=False,
     result_type=True,
     cache_hints=True,
     server_info_meta=True,
-    full_implementation=True,
     catalog_order=CatalogOrder.REGISTRATION,
     resource_not_found_code=-32602,
-    invalid_arguments_as_tool_error=True,
 )
 
 _TABLE: Final = MappingProxyType(

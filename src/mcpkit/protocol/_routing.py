@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Final
 
+from mcpkit._grammar import OWS_CHARS
 from mcpkit.errors import HeaderMismatch, InvalidRequest
 from mcpkit.json import JsonObject
 from mcpkit.limits import DEFAULT_LIMITS, Limits
@@ -46,7 +47,6 @@ NAMED_METHODS: Final[Mapping[str, str]] = MappingProxyType(
 """Methods whose target is mirrored in ``Mcp-Name``, and the ``params`` member it mirrors."""
 _MIRRORED_MEMBER: Final = dict(NAMED_METHODS)  # a plain dict: read per request, no proxy
 
-_OWS: Final = " \t"
 _JSON: Final = ("application", "json")
 _EVENT_STREAM: Final = ("text", "event-stream")
 _QVALUE: Final = re.compile(r"0(?:\.[0-9]{0,3})?|1(?:\.0{0,3})?", re.ASCII)
@@ -87,7 +87,7 @@ class HeaderFields:
             return None
         if name in self._repeated:
             raise HeaderMismatch() if name.startswith("mcp-") else InvalidRequest()
-        return value.strip(_OWS)
+        return value.strip(OWS_CHARS)
 
 
 def header(headers: Headers | HeaderFields, name: str) -> str | None:
@@ -104,7 +104,7 @@ def header(headers: Headers | HeaderFields, name: str) -> str | None:
             if found is not None:
                 raise HeaderMismatch() if name.startswith("mcp-") else InvalidRequest()
             found = value
-    return None if found is None else found.strip(_OWS)
+    return None if found is None else found.strip(OWS_CHARS)
 
 
 def decode_header_value(raw: str, limit: int) -> str:
@@ -166,7 +166,7 @@ def media_type_ok(content_type: str | None) -> bool:
         return False
     known = _MEDIA_TYPES.get(content_type)
     if known is None:
-        media_type = content_type.split(";", 1)[0].strip(_OWS)
+        media_type = content_type.split(";", 1)[0].strip(OWS_CHARS)
         known = media_type.isascii() and media_type.lower() == "application/json"
         if len(_MEDIA_TYPES) < _MAX_ACCEPTED and len(content_type) <= _MAX_ACCEPT_CHARS:
             _MEDIA_TYPES[content_type] = known  # as for Accept: a few spellings, seen often
@@ -211,7 +211,7 @@ def _media_ranges(accept: str) -> list[tuple[str, str, bool]]:
     ranges: list[tuple[str, str, bool]] = []
     for element in accept.split(","):
         media_range, *parameters = element.split(";")
-        media_range = media_range.strip(_OWS)
+        media_range = media_range.strip(OWS_CHARS)
         if not _visible_ascii(media_range):
             continue
         kind, slash, subtype = media_range.lower().partition("/")
@@ -227,8 +227,8 @@ def _weight_admits(parameters: list[str]) -> bool:
     """Whether the ``q`` parameter, if any, is a well-formed weight above zero."""
     for parameter in parameters:
         key, _, value = parameter.partition("=")
-        if key.strip(_OWS).lower() == "q":
-            weight = value.strip(_OWS)
+        if key.strip(OWS_CHARS).lower() == "q":
+            weight = value.strip(OWS_CHARS)
             return _QVALUE.fullmatch(weight) is not None and float(weight) > 0
     return True
 

@@ -23,25 +23,9 @@ from typing import Annotated, Any, Final, Literal, TypeVar
 
 from mcpkit.errors import SchemaError
 from mcpkit.limits import Limits
+from mcpkit.schema import _typeinfo as ti
 from mcpkit.schema._named import UNIONS, define, parameters_object
-from mcpkit.schema._typeinfo import (
-    MAX_FLOAT,
-    Absent,
-    Arg,
-    ArrayInfo,
-    EnumInfo,
-    FieldInfo,
-    LiteralInfo,
-    MapInfo,
-    NullableInfo,
-    ObjectInfo,
-    RefInfo,
-    ScalarInfo,
-    TypeInfo,
-    TypeModel,
-    Width,
-    check_text,
-)
+from mcpkit.schema._typeinfo import MAX_FLOAT, Absent, Arg, Width, check_text
 
 __all__ = ["analyze_function", "analyze_type"]
 
@@ -103,7 +87,7 @@ def _cycles(edges: list[set[int]]) -> set[int]:
     return found
 
 
-def analyze_type(tp: object, *, limits: Limits) -> TypeModel:
+def analyze_type(tp: object, *, limits: Limits) -> ti.TypeModel:
     """Analyse a type annotation (a tool input or output type)."""
     analyzer = _Analyzer(limits)
     root, _, _ = analyzer.expression(tp, "the root type", prop=False)
@@ -112,7 +96,7 @@ def analyze_type(tp: object, *, limits: Limits) -> TypeModel:
 
 def analyze_function(
     fn: Callable[..., object], *, excluded: frozenset[object], limits: Limits
-) -> TypeModel:
+) -> ti.TypeModel:
     """Analyse a handler's parameters as the synthetic root object.
 
     A leading ``self``/``cls`` and parameters annotated with an ``excluded`` type (framework
@@ -121,7 +105,7 @@ def analyze_function(
     """
     analyzer = _Analyzer(limits)
     analyzer.parameters(fn, excluded)
-    return analyzer.finish(RefInfo(index=0))
+    return analyzer.finish(ti.RefInfo(index=0))
 
 
 class _Analyzer:
@@ -129,7 +113,7 @@ class _Analyzer:
         self.max_depth = limits.max_schema_depth
         self.max_named = limits.max_schema_nodes
         self.index: dict[Hashable, int] = {}
-        self.named: list[ObjectInfo | EnumInfo | None] = []
+        self.named: list[ti.ObjectInfo | ti.EnumInfo | None] = []
         self.is_object: list[bool] = []
         self.refcounts: list[int] = []
         self.edges: list[set[int]] = []
@@ -140,7 +124,7 @@ class _Analyzer:
     def fail(self, where: str, tp: object, problem: str = "is not supported") -> SchemaError:
         return SchemaError(f"{where}: {_describe(tp)} {problem}")
 
-    def finish(self, root: TypeInfo) -> TypeModel:
+    def finish(self, root: ti.TypeInfo) -> ti.TypeModel:
         while self.queue:
             index, tp = self.queue.popleft()
             self.owner = index
@@ -153,7 +137,7 @@ class _Analyzer:
                 "finite; make one of those fields T | None, a list or a dict"
             )
         named = tuple(info for info in self.named if info is not None)
-        return TypeModel(root, named, tuple(self.refcounts), frozenset(_cycles(self.edges)))
+        return ti.TypeModel(root, named, tuple(self.refcounts), frozenset(_cycles(self.edges)))
 
     def register(self, key: Hashable, is_object: bool, tp: object) -> int:
         if len(self.named) >= self.max_named:
@@ -168,7 +152,9 @@ class _Analyzer:
             self.queue.append((index, tp))
         return index
 
-    def expression(self, tp: Any, where: str, *, prop: bool) -> tuple[TypeInfo, Arg | None, bool]:
+    def expression(
+        self, tp: Any, where: str, *, prop: bool
+    ) -> tuple[ti.TypeInfo, Arg | None, bool]:
         """Analyse one annotation: (info, the property-level Arg, optional-property flag)."""
         levels: list[tuple[str, Arg | None]] = []  # wrappers, outermost first
         arg: Arg | None = None
@@ -220,18 +206,18 @@ class _Analyzer:
             levels.append(({list: "array", tuple: "tuple", dict: "map"}[origin], arg))
             arg, width, tp = None, None, args[-1] if origin is dict else args[0]
 
-    def wrap(self, info: TypeInfo, levels: list[tuple[str, Arg | None]]) -> TypeInfo:
+    def wrap(self, info: ti.TypeInfo, levels: list[tuple[str, Arg | None]]) -> ti.TypeInfo:
         for kind, arg in reversed(levels):
             doc = _doc(arg)
             if kind == "nullable":
-                info = NullableInfo(inner=info)
+                info = ti.NullableInfo(inner=info)
             elif kind == "map":
-                info = MapInfo(value=info, **doc)
+                info = ti.MapInfo(value=info, **doc)
             else:
-                info = ArrayInfo(item=info, as_tuple=kind == "tuple", **doc)
+                info = ti.ArrayInfo(item=info, as_tuple=kind == "tuple", **doc)
         return info
 
-    def leaf(self, tp: Any, arg: Arg | None, width: Width | None, where: str) -> TypeInfo:
+    def leaf(self, tp: Any, arg: Arg | None, width: Width | None, where: str) -> ti.TypeInfo:
         doc = _doc(arg)
         kind = _SCALARS.get(tp) if isinstance(tp, type) else None
         low, high = (None, None) if arg is None else (arg.minimum, arg.maximum)
@@ -247,7 +233,7 @@ class _Analyzer:
                 if (low is not None and low < floor) or (high is not None and high > ceiling):
                     raise SchemaError(f"{where}: Arg bounds exceed the range of {_describe(tp)}")
                 low, high = floor if low is None else low, ceiling if high is None else high
-            return ScalarInfo(kind=kind, minimum=low, maximum=high, width=width, **doc)
+            return ti.ScalarInfo(kind=kind, minimum=low, maximum=high, width=width, **doc)
         if typing.get_origin(tp) is Literal:
             values = typing.get_args(tp)
             if not all(type(value) in (str, int, bool) for value in values):
@@ -255,8 +241,8 @@ class _Analyzer:
             for value in values:
                 if isinstance(value, str):
                     check_text(f"{where}: a Literal member", value)
-            return LiteralInfo(values=values, **doc)
-        return RefInfo(index=self.reference(tp, where), **doc)
+            return ti.LiteralInfo(values=values, **doc)
+        return ti.RefInfo(index=self.reference(tp, where), **doc)
 
     def reference(self, tp: Any, where: str) -> int:
         """Index of a named type (registering it on first use), or refuse ``tp``."""
@@ -308,18 +294,18 @@ class _Analyzer:
 
     def field(
         self, attr: str, hint: Any, where: str, must: bool, absent: Absent | None
-    ) -> FieldInfo:
+    ) -> ti.FieldInfo:
         """One property; ``must`` is False for a TypedDict NotRequired key, ``absent`` set when
         the field has a default."""
         info, arg, optional = self.expression(hint, where, prop=True)
         required = must and not optional and absent is None
         if absent is None:
             absent = Absent.NONE if optional and must else Absent.OMIT
-        if required and isinstance(info, RefInfo) and self.is_object[info.index]:
+        if required and isinstance(info, ti.RefInfo) and self.is_object[info.index]:
             self.strong[self.owner].add(info.index)
         name = attr if arg is None or arg.name is None else arg.name
         header = None if arg is None else arg.header
-        return FieldInfo(attr, name, info, required, absent, None, header, optional)
+        return ti.FieldInfo(attr, name, info, required, absent, None, header, optional)
 
 
 def _has_bounds(arg: Arg) -> bool:

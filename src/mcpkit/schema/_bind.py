@@ -27,6 +27,7 @@ from typing import Any, Final, TypeAlias
 from mcpkit.errors import ArgumentsFailure, ArgumentsInvalid
 from mcpkit.json import JsonArray, JsonObject
 from mcpkit.limits import Limits
+from mcpkit.schema import _typeinfo as ti
 from mcpkit.schema._bind_leaves import (
     NODES,
     SCALAR_LEAVES,
@@ -37,20 +38,6 @@ from mcpkit.schema._bind_leaves import (
     literal_leaf,
     nullable_leaf,
     refuse,
-)
-from mcpkit.schema._typeinfo import (
-    Absent,
-    ArrayInfo,
-    EnumInfo,
-    FieldInfo,
-    LiteralInfo,
-    MapInfo,
-    NullableInfo,
-    ObjectInfo,
-    RefInfo,
-    ScalarInfo,
-    TypeInfo,
-    TypeModel,
 )
 
 __all__ = ["Binder", "bind"]
@@ -69,9 +56,13 @@ Request: TypeAlias = "tuple[_Container | None, Any]"  # (None, result) closes a 
 Frame: TypeAlias = Generator["Request", object, None]
 Opener: TypeAlias = Callable[[Any, Budget, int], Frame]  # (value, budget, members' depth)
 Field: TypeAlias = "tuple[str, str, Leaf | None, _Container | None, int, object]"
+# A type expression is a chain of wrappers around one terminal type (see _chain).
+_Wrapper: TypeAlias = "ti.NullableInfo | ti.ArrayInfo | ti.MapInfo"
+_Terminal: TypeAlias = "ti.ScalarInfo | ti.LiteralInfo | ti.RefInfo"
+_TERMINALS: Final = (ti.ScalarInfo, ti.LiteralInfo, ti.RefInfo)
 
 
-def bind(model: TypeModel, value: object, limits: Limits) -> object:
+def bind(model: ti.TypeModel, value: object, limits: Limits) -> object:
     """Bind a JSON value to ``model``'s type, or raise :class:`ArgumentsInvalid`.
 
     Compiles a :class:`Binder` on every call; keep the ``Binder`` to bind many values.
@@ -84,7 +75,7 @@ class Binder:
 
     __slots__ = ("_max_chars", "_max_depth", "_max_nodes", "_root")
 
-    def __init__(self, model: TypeModel, limits: Limits) -> None:
+    def __init__(self, model: ti.TypeModel, limits: Limits) -> None:
         self._max_nodes = limits.max_json_nodes
         self._max_depth = limits.max_json_depth
         self._max_chars = limits.max_binding_integer_chars
@@ -232,15 +223,7 @@ def _map_frame(
 
 def _inline_object(plan: _Plan, max_depth: int) -> Leaf:
     def bind_object(value: Any, budget: Budget, depth: int) -> object:
-        # _open's checks, in its order, inline: objects are the common root
-        if type(value) not in _OBJECTS and not isinstance(value, dict):
-            refuse(F.TYPE)
-        if depth >= max_depth:
-            refuse(F.DEPTH)
-        budget[NODES] -= len(value)
-        if budget[NODES] < 0:
-            refuse(F.NODES)
-        depth += 1
+        depth = _open(value, _OBJECTS, dict, budget, depth, max_depth)
         get = value.get
         out: dict[str, object] = {}
         absent_fields = 0  # names are distinct: every other field matched one member
@@ -289,15 +272,15 @@ class _Compiler:
     """TypeModel to leaves and containers.  A type expression is a chain (one child per level),
     compiled by a loop; each named type is compiled once and used by reference."""
 
-    def __init__(self, model: TypeModel, limits: Limits) -> None:
+    def __init__(self, model: ti.TypeModel, limits: Limits) -> None:
         self.model = model
         self.max_depth = limits.max_json_depth
         self.max_chars = limits.max_integer_chars
         self.levels = self.named_levels()
-        self.plans: list[tuple[_Plan, ObjectInfo]] = []  # filled in by compile()
+        self.plans: list[tuple[_Plan, ti.ObjectInfo]] = []  # filled in by compile()
         self.named: list[Leaf | _Container] = []
         for info, level in zip(model.named, self.levels, strict=True):
-            if isinstance(info, EnumInfo):
+            if isinstance(info, ti.EnumInfo):
                 self.named.append(enum_leaf(info))
                 continue
             plan = _Plan(info.target if info.kind == "dataclass" else None)
@@ -317,10 +300,10 @@ class _Compiler:
         or None past ``_INLINE``.  Pass ``n`` settles the types that nest ``n``, so recursive
         types, which never settle, stay None."""
         named = self.model.named
-        levels: list[int | None] = [0 if isinstance(i, EnumInfo) else None for i in named]
+        levels: list[int | None] = [0 if isinstance(i, ti.EnumInfo) else None for i in named]
         for _ in range(_INLINE):
             for index, info in enumerate(named):
-                if levels[index] is not None or isinstance(info, EnumInfo):
+                if levels[index] is not None or isinstance(info, ti.EnumInfo):
                     continue
                 deepest = 0
                 for field in info.fields:
@@ -333,46 +316,35 @@ class _Compiler:
         return levels
 
     @staticmethod
-    def level(info: TypeInfo, levels: list[int | None]) -> int | None:
+    def level(info: ti.TypeInfo, levels: list[int | None]) -> int | None:
         """Containers ``info`` nests, given the named types' levels (None: not known yet)."""
-        count = 0
-        while not isinstance(info, ScalarInfo | LiteralInfo | RefInfo):
-            if isinstance(info, NullableInfo):
-                info = info.inner
-            else:
-                count += 1
-                info = info.item if isinstance(info, ArrayInfo) else info.value
-        if isinstance(info, RefInfo):
+        wrappers, info = _chain(info)
+        count = sum(not isinstance(wrapper, ti.NullableInfo) for wrapper in wrappers)
+        if isinstance(info, ti.RefInfo):
             inner = levels[info.index]
             return None if inner is None else count + inner
         return count
 
-    def field(self, info: FieldInfo) -> Field:
+    def field(self, info: ti.FieldInfo) -> Field:
         node = self.compile_type(info.type)[0]
         if info.required:
             absent, default = _REQUIRED, None
-        elif info.absent is Absent.OMIT:
+        elif info.absent is ti.Absent.OMIT:
             absent, default = _OMIT, None
         else:
             absent, default = _FILL, info.default  # None for Absent.NONE
         return (info.name, info.attr, *_split(node), absent, default)
 
-    def compile_type(self, info: TypeInfo) -> tuple[Leaf | _Container, int | None]:
+    def compile_type(self, info: ti.TypeInfo) -> tuple[Leaf | _Container, int | None]:
         """The compiled type, and how many containers it nests (None: it needs frames)."""
-        wrappers: list[NullableInfo | ArrayInfo | MapInfo] = []  # outermost first
-        while not isinstance(info, ScalarInfo | LiteralInfo | RefInfo):
-            wrappers.append(info)
-            if isinstance(info, NullableInfo):
-                info = info.inner
-            else:
-                info = info.item if isinstance(info, ArrayInfo) else info.value
-        node, level = self.terminal(info)
+        wrappers, terminal = _chain(info)
+        node, level = self.terminal(terminal)
         for wrapper in reversed(wrappers):
-            if isinstance(wrapper, NullableInfo):
+            if isinstance(wrapper, ti.NullableInfo):
                 node = node.nullable_copy() if isinstance(node, _Container) else nullable_leaf(node)
                 continue
-            is_array = isinstance(wrapper, ArrayInfo)
-            as_tuple = isinstance(wrapper, ArrayInfo) and wrapper.as_tuple
+            is_array = isinstance(wrapper, ti.ArrayInfo)
+            as_tuple = isinstance(wrapper, ti.ArrayInfo) and wrapper.as_tuple
             if level is not None and level < _INLINE and not isinstance(node, _Container):
                 level += 1
                 if is_array:
@@ -387,15 +359,25 @@ class _Compiler:
                     node = _Container(partial(_map_frame, *_split(node)), is_array)
         return node, level
 
-    def terminal(
-        self, info: ScalarInfo | LiteralInfo | RefInfo
-    ) -> tuple[Leaf | _Container, int | None]:
-        if isinstance(info, RefInfo):
+    def terminal(self, info: _Terminal) -> tuple[Leaf | _Container, int | None]:
+        if isinstance(info, ti.RefInfo):
             return self.named[info.index], self.levels[info.index]
-        if isinstance(info, LiteralInfo):
+        if isinstance(info, ti.LiteralInfo):
             return literal_leaf(info.values), 0
         if info.kind == "int":
             width = info.width
             low, high = (None, None) if width is None else (width.minimum, width.maximum)
             return integer_leaf(low, high, self.max_chars), 0
         return SCALAR_LEAVES[info.kind], 0
+
+
+def _chain(info: ti.TypeInfo) -> tuple[list[_Wrapper], _Terminal]:
+    """A type expression as its wrappers, outermost first, and the type they wrap."""
+    wrappers: list[_Wrapper] = []
+    while not isinstance(info, _TERMINALS):
+        wrappers.append(info)
+        if isinstance(info, ti.NullableInfo):
+            info = info.inner
+        else:
+            info = info.item if isinstance(info, ti.ArrayInfo) else info.value
+    return wrappers, info

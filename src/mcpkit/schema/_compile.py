@@ -20,6 +20,7 @@ from decimal import Decimal
 from typing import Final, Literal
 from urllib.parse import unquote
 
+from mcpkit._grammar import TOKEN
 from mcpkit.errors import SchemaError
 from mcpkit.json import JsonArray, JsonObject, JsonValue, from_python
 from mcpkit.limits import DEFAULT_LIMITS, Limits
@@ -42,7 +43,6 @@ DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
 TYPE_NAMES: Final = frozenset({"null", "boolean", "object", "array", "number", "string", "integer"})
 HEADER_TYPES: Final = frozenset({"string", "boolean", "integer"})
 _ANCHOR: Final = re.compile(r"[A-Za-z_][-A-Za-z0-9._]*\Z")
-_TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 _STRING_KEYWORDS: Final = ("title", "description", "format", "$comment")
 _BOOLEAN_KEYWORDS: Final = ("deprecated", "readOnly", "writeOnly")
 # Applicators whose subschemas see the same instance: a cycle through them never ends.
@@ -250,7 +250,7 @@ class _Compiler:
             node.simple = False
         if "x-mcp-header" in schema:
             suffix = schema["x-mcp-header"]
-            if not isinstance(suffix, str) or _TOKEN.match(suffix) is None:
+            if not isinstance(suffix, str) or TOKEN.fullmatch(suffix) is None:
                 raise self.fail(pointer, "x-mcp-header must be a non-empty RFC 9110 token")
             kind = schema.get("type")
             if not isinstance(kind, str) or kind not in HEADER_TYPES:

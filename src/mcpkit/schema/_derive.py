@@ -18,19 +18,7 @@ from typing import Any, Literal
 
 from mcpkit.errors import SchemaError
 from mcpkit.json import JsonObject, JsonValue, from_python
-from mcpkit.schema._typeinfo import (
-    ArrayInfo,
-    EnumInfo,
-    FieldInfo,
-    LiteralInfo,
-    MapInfo,
-    NullableInfo,
-    ObjectInfo,
-    RefInfo,
-    ScalarInfo,
-    TypeInfo,
-    TypeModel,
-)
+from mcpkit.schema import _typeinfo as ti
 
 __all__ = ["derive_document"]
 
@@ -41,7 +29,7 @@ _SCALAR_TYPES.update({"float": "number", "decimal": "number"})
 
 
 def derive_document(
-    model: TypeModel,
+    model: ti.TypeModel,
     *,
     role: Literal["input", "output"],
     describe: Callable[[], str],
@@ -53,15 +41,15 @@ def derive_document(
     ``str``, and only an object when ``object_root_required`` (2025 revisions).
     """
     root = model.root
-    is_object = isinstance(root, MapInfo) or (
-        isinstance(root, RefInfo) and isinstance(model.named[root.index], ObjectInfo)
+    is_object = isinstance(root, ti.MapInfo) or (
+        isinstance(root, ti.RefInfo) and isinstance(model.named[root.index], ti.ObjectInfo)
     )
     if role == "input" and not is_object:
         raise SchemaError(
             f"{describe()} cannot be a tool input: use a frozen dataclass, a TypedDict, "
             "dict[str, T] or a function's parameters"
         )
-    if role == "output" and isinstance(root, ScalarInfo) and root.kind == "str":
+    if role == "output" and isinstance(root, ti.ScalarInfo) and root.kind == "str":
         raise SchemaError(f"{describe()}: a bare str output is ambiguous with text content")
     if object_root_required and not is_object:
         raise SchemaError(f"{describe()}: structured content must be an object on 2025 revisions")
@@ -72,12 +60,12 @@ def derive_document(
 
 
 class _Deriver:
-    def __init__(self, model: TypeModel, *, headers: bool) -> None:
+    def __init__(self, model: ti.TypeModel, *, headers: bool) -> None:
         self.model = model
         self.headers = headers
         root = model.root
         self.root_index = -1
-        if isinstance(root, RefInfo) and isinstance(model.named[root.index], ObjectInfo):
+        if isinstance(root, ti.RefInfo) and isinstance(model.named[root.index], ti.ObjectInfo):
             self.root_index = root.index
         self.defs: dict[int, str] = {}
         taken: set[str] = set()
@@ -90,13 +78,13 @@ class _Deriver:
                 name, suffix = f"{info.label}-{suffix}", suffix + 1
             taken.add(name)
             self.defs[index] = name
-        self.stack: list[tuple[Schema, TypeInfo, tuple[tuple[str, JsonValue], ...]]] = []
+        self.stack: list[tuple[Schema, ti.TypeInfo, tuple[tuple[str, JsonValue], ...]]] = []
 
     def document(self) -> Schema:
         root: Schema = {}
         if self.root_index >= 0:
             info = self.model.named[self.root_index]
-            assert isinstance(info, ObjectInfo)
+            assert isinstance(info, ti.ObjectInfo)
             self.object(root, info, False, root=True)
             _document(root, self.model.root)
         else:
@@ -117,38 +105,38 @@ class _Deriver:
             self.fill(out, info)
             out.update(extras)
 
-    def mergeable(self, info: TypeInfo) -> bool:
+    def mergeable(self, info: ti.TypeInfo) -> bool:
         """Whether ``T | None`` can be written as ``"type": [t, "null"]`` (no enum, no $ref)."""
-        if isinstance(info, RefInfo):
+        if isinstance(info, ti.RefInfo):
             inline = info.index not in self.defs and info.index != self.root_index
-            return inline and isinstance(self.model.named[info.index], ObjectInfo)
-        return not isinstance(info, LiteralInfo | NullableInfo)
+            return inline and isinstance(self.model.named[info.index], ti.ObjectInfo)
+        return not isinstance(info, ti.LiteralInfo | ti.NullableInfo)
 
-    def fill(self, out: Schema, info: TypeInfo) -> None:
+    def fill(self, out: Schema, info: ti.TypeInfo) -> None:
         nullable = False
-        while isinstance(info, NullableInfo):
+        while isinstance(info, ti.NullableInfo):
             nullable, info = True, info.inner
         if nullable and not self.mergeable(info):
             arm: Schema = {}
             out["anyOf"] = [arm, {"type": "null"}]
             self.stack.append((arm, info, ()))
             return
-        if isinstance(info, RefInfo):
+        if isinstance(info, ti.RefInfo):
             if info.index == self.root_index:
                 out["$ref"] = "#"
             elif info.index in self.defs:
                 out["$ref"] = "#/$defs/" + self.defs[info.index]
             else:
                 self.named(out, info.index, nullable)
-        elif isinstance(info, LiteralInfo):
+        elif isinstance(info, ti.LiteralInfo):
             kinds = {_LITERAL_TYPES[type(value)] for value in info.values}
             if len(kinds) == 1:
                 out["type"] = kinds.pop()
             out["enum"] = list(info.values)
-        elif isinstance(info, ArrayInfo):
+        elif isinstance(info, ti.ArrayInfo):
             out["type"] = _type("array", nullable)
             self.stack.append((_new(out, "items"), info.item, ()))
-        elif isinstance(info, MapInfo):
+        elif isinstance(info, ti.MapInfo):
             out["type"] = _type("object", nullable)
             self.stack.append((_new(out, "additionalProperties"), info.value, ()))
         else:
@@ -161,13 +149,13 @@ class _Deriver:
 
     def named(self, out: Schema, index: int, nullable: bool) -> None:
         info = self.model.named[index]
-        if isinstance(info, EnumInfo):
+        if isinstance(info, ti.EnumInfo):
             out["type"] = info.json_type
             out["enum"] = list(info.values)
         else:
             self.object(out, info, nullable, root=False)
 
-    def object(self, out: Schema, info: ObjectInfo, nullable: bool, *, root: bool) -> None:
+    def object(self, out: Schema, info: ti.ObjectInfo, nullable: bool, *, root: bool) -> None:
         out["type"] = _type("object", nullable)
         if info.fields:
             properties = _new(out, "properties")
@@ -184,7 +172,9 @@ class _Deriver:
                 out["required"] = required
         out["additionalProperties"] = False
 
-    def check_header(self, field: FieldInfo, owner: ObjectInfo, root: bool, seen: set[str]) -> None:
+    def check_header(
+        self, field: ti.FieldInfo, owner: ti.ObjectInfo, root: bool, seen: set[str]
+    ) -> None:
         """The ``x-mcp-header`` rules for derived schemas; the compiler checks the document
         again."""
         kind = {"dataclass": "field", "typeddict": "key", "parameters": "parameter"}[owner.kind]
@@ -192,12 +182,12 @@ class _Deriver:
         if not root:
             raise SchemaError(f"{where}: Arg(header=...) only applies to a tool's own arguments")
         info = field.type
-        eligible = isinstance(info, ScalarInfo) and info.kind in ("str", "bool", "int")
-        if isinstance(info, LiteralInfo):
+        eligible = isinstance(info, ti.ScalarInfo) and info.kind in ("str", "bool", "int")
+        if isinstance(info, ti.LiteralInfo):
             eligible = len({type(value) for value in info.values}) == 1
-        if isinstance(info, RefInfo):
+        if isinstance(info, ti.RefInfo):
             eligible = info.index not in self.defs and isinstance(
-                self.model.named[info.index], EnumInfo
+                self.model.named[info.index], ti.EnumInfo
             )
         if not eligible:
             raise SchemaError(f"{where}: a mirrored header needs a str, bool or int argument")
@@ -217,7 +207,7 @@ def _type(name: str, nullable: bool) -> str | list[str]:
     return [name, "null"] if nullable else name
 
 
-def _document(out: Schema, info: TypeInfo) -> None:
+def _document(out: Schema, info: ti.TypeInfo) -> None:
     if info.title is not None:
         out["title"] = info.title
     if info.description is not None:

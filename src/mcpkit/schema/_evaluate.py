@@ -206,12 +206,9 @@ def _flat(node: Node, value: object, run: _Run) -> bool:
                 step = 1
             elif type(member) in sub.accept:
                 step = 1 + sub.cost
+            elif not _check_at(sub, member, name, run, budget):
+                return False
             else:
-                run.budget = budget - 1
-                if run.budget < 0:
-                    raise _Exhausted
-                if not _check_at(sub, member, name, run):
-                    return False
                 budget = run.budget
                 continue
         budget -= step
@@ -230,18 +227,21 @@ def _flat_items(items: Node, value: list[object] | tuple[object, ...], run: _Run
             if budget < 0:
                 raise _Exhausted
             continue
-        run.budget = budget - 1
-        if run.budget < 0:
-            raise _Exhausted
-        if not _check_at(items, item, index, run):
+        if not _check_at(items, item, index, run, budget):
             return False
         budget = run.budget
     run.budget = budget
     return True
 
 
-def _check_at(node: Node, value: object, segment: str | int, run: _Run) -> bool:
-    """``_check`` of a member or item, with its name or index on the diagnostic path."""
+def _check_at(node: Node, value: object, segment: str | int, run: _Run, budget: int) -> bool:
+    """``_check`` of a member or item, with its name or index on the diagnostic path.
+
+    ``budget`` is what the calling loop has left: the member's node is charged from it first,
+    and ``run.budget`` holds the rest afterwards."""
+    run.budget = budget - 1
+    if run.budget < 0:
+        raise _Exhausted
     path = run.path
     if path is None:
         return _check(node, value, run)

@@ -24,26 +24,14 @@ import math
 import operator
 from collections.abc import Iterator
 from decimal import Decimal
-from typing import Final, NoReturn
+from typing import Final, NoReturn, TypeAlias
 
 from mcpkit.errors import InvalidValueError, OutputError, OutputFailure
 from mcpkit.json import JsonValue, string, wrap_array, wrap_object
 from mcpkit.limits import Limits
+from mcpkit.schema import _typeinfo as ti
 from mcpkit.schema._compile import ToolSchema
 from mcpkit.schema._evaluate import Outcome
-from mcpkit.schema._typeinfo import (
-    ArrayInfo,
-    EnumInfo,
-    FieldInfo,
-    LiteralInfo,
-    MapInfo,
-    NullableInfo,
-    ObjectInfo,
-    RefInfo,
-    ScalarInfo,
-    TypeInfo,
-    TypeModel,
-)
 
 __all__ = ["Converter"]
 
@@ -54,6 +42,8 @@ def _fail(reason: OutputFailure = OutputFailure.SCHEMA) -> NoReturn:
     raise OutputError(reason)
 
 
+# A container's members to convert, each as (name, or "" for an item; type; value).
+_Children: TypeAlias = "Iterator[tuple[str, ti.TypeInfo, object]]"
 # A scalar field: (name, attribute, kind, the exact type written unchanged, None is absent).
 # ``operator.index`` returns an exact int itself and ``_scalar`` returns bools as they are, so
 # values of that exact type need no call for those kinds.
@@ -72,24 +62,24 @@ class Converter:
 
     __slots__ = ("_fields", "_limits", "_model", "_target")
 
-    def __init__(self, model: TypeModel, limits: Limits) -> None:
+    def __init__(self, model: ti.TypeModel, limits: Limits) -> None:
         self._model = model
         self._limits = limits
         self._target: type | None = None  # set when the root is a dataclass of scalar fields
         self._fields: tuple[_Field, ...] = ()
         root = model.root
-        if not isinstance(root, RefInfo):
+        if not isinstance(root, ti.RefInfo):
             return
         info = model.named[root.index]
         # The general conversion counts the root and each field written against the limit;
         # when even all of them fit, the count can never fail and is left out.
-        if not isinstance(info, ObjectInfo) or info.kind != "dataclass":
+        if not isinstance(info, ti.ObjectInfo) or info.kind != "dataclass":
             return
         if len(info.fields) >= limits.max_response_bytes:
             return
         fields: list[_Field] = []
         for field in info.fields:
-            if not isinstance(field.type, ScalarInfo):
+            if not isinstance(field.type, ti.ScalarInfo):
                 return
             kind = field.type.kind
             fields.append((field.name, field.attr, kind, _UNCHANGED[kind], field.none_is_absent))
@@ -123,7 +113,7 @@ class _Frame:
 
     __slots__ = ("children", "key", "out")
 
-    def __init__(self, children: Iterator[tuple[str, TypeInfo, object]], is_object: bool) -> None:
+    def __init__(self, children: _Children, is_object: bool) -> None:
         self.children = children
         self.out: dict[str, JsonValue] | list[JsonValue] = {} if is_object else []
         self.key = ""
@@ -141,21 +131,19 @@ class _Frame:
         return wrap_object(self.out)
 
 
-def _items(info: TypeInfo, values: Iterator[object]) -> Iterator[tuple[str, TypeInfo, object]]:
+def _items(info: ti.TypeInfo, values: Iterator[object]) -> _Children:
     for value in values:
         yield "", info, value
 
 
-def _members(info: TypeInfo, value: dict[object, object]) -> Iterator[tuple[str, TypeInfo, object]]:
+def _members(info: ti.TypeInfo, value: dict[object, object]) -> _Children:
     for key, member in value.items():
         if not isinstance(key, str):
             _fail(OutputFailure.MEMBER_NAME)
         yield key, info, member
 
 
-def _dataclass(
-    fields: tuple[FieldInfo, ...], value: object
-) -> Iterator[tuple[str, TypeInfo, object]]:
+def _dataclass(fields: tuple[ti.FieldInfo, ...], value: object) -> _Children:
     for field in fields:
         member = getattr(value, field.attr)
         if member is None and field.none_is_absent:
@@ -163,9 +151,7 @@ def _dataclass(
         yield field.name, field.type, member
 
 
-def _typeddict(
-    fields: tuple[FieldInfo, ...], value: dict[object, object]
-) -> Iterator[tuple[str, TypeInfo, object]]:
+def _typeddict(fields: tuple[ti.FieldInfo, ...], value: dict[object, object]) -> _Children:
     seen = 0
     for field in fields:
         member = value.get(field.attr, _END)
@@ -184,7 +170,7 @@ def _typeddict(
 class _Conversion:
     __slots__ = ("max_depth", "model", "nodes")
 
-    def __init__(self, model: TypeModel, limits: Limits) -> None:
+    def __init__(self, model: ti.TypeModel, limits: Limits) -> None:
         self.model = model
         self.max_depth = limits.max_json_depth
         self.nodes = limits.max_response_bytes
@@ -213,40 +199,40 @@ class _Conversion:
             else:
                 frame.add(result)
 
-    def start(self, info: TypeInfo, value: object) -> JsonValue | _Frame:
+    def start(self, info: ti.TypeInfo, value: object) -> JsonValue | _Frame:
         self.nodes -= 1
         if self.nodes < 0:
             _fail(OutputFailure.SIZE)
-        while isinstance(info, NullableInfo):
+        while isinstance(info, ti.NullableInfo):
             if value is None:
                 return None
             info = info.inner
-        if isinstance(info, ScalarInfo):
+        if isinstance(info, ti.ScalarInfo):
             return _scalar(info.kind, value)
-        if isinstance(info, LiteralInfo):
+        if isinstance(info, ti.LiteralInfo):
             for member in info.values:
                 if type(member) is type(value) and member == value:
                     return member
-        elif isinstance(info, ArrayInfo):
+        elif isinstance(info, ti.ArrayInfo):
             if isinstance(value, list | tuple):
                 return _Frame(_items(info.item, iter(value)), False)
-        elif isinstance(info, MapInfo):
+        elif isinstance(info, ti.MapInfo):
             if isinstance(value, dict):
                 return _Frame(_members(info.value, value), True)
         else:
             return self.named(info, value)
         _fail()
 
-    def named(self, info: RefInfo, value: object) -> JsonValue | _Frame:
+    def named(self, info: ti.RefInfo, value: object) -> JsonValue | _Frame:
         named = self.model.named[info.index]
-        if isinstance(named, EnumInfo):
+        if isinstance(named, ti.EnumInfo):
             if isinstance(value, named.cls):
                 return value.value  # type: ignore[no-any-return]
             _fail()
         return _object(named, value)
 
 
-def _object(info: ObjectInfo, value: object) -> _Frame:
+def _object(info: ti.ObjectInfo, value: object) -> _Frame:
     if info.kind == "dataclass" and isinstance(value, info.target):  # type: ignore[arg-type]
         return _Frame(_dataclass(info.fields, value), True)
     if info.kind == "typeddict" and isinstance(value, dict):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Collection
-from typing import Final, Literal
+from typing import ClassVar, Final, Literal
 
 from mcpkit.errors import ArgumentsFailure, ArgumentsInvalid, SchemaError
 from mcpkit.json import JsonObject, JsonValue
@@ -36,13 +36,16 @@ _REFUSALS: Final = {
 
 
 class _Model:
-    __slots__ = ("_model", "document", "limits", "schema", "source")
+    __slots__ = ("_compiled", "_model", "document", "limits", "schema", "source")
 
     source: object
     document: JsonObject
     schema: ToolSchema
     limits: Limits
     _model: TypeModel
+    _compiled: Binder | Converter
+    # What the subclass runs per call, compiled once from the model and shared.
+    _COMPILE: ClassVar[type[Binder] | type[Converter]]
 
     def __init__(
         self, source: object, model: TypeModel, schema: ToolSchema, limits: Limits
@@ -53,6 +56,7 @@ class _Model:
             ("schema", schema),
             ("document", schema.document),
             ("limits", limits),
+            ("_compiled", self._COMPILE(model, limits)),
         ):
             object.__setattr__(self, name, value)
 
@@ -66,15 +70,10 @@ class _Model:
 class InputModel(_Model):
     """A tool's derived input schema and its binder."""
 
-    __slots__ = ("_binder",)
+    __slots__ = ()
 
-    _binder: Binder
-
-    def __init__(
-        self, source: object, model: TypeModel, schema: ToolSchema, limits: Limits
-    ) -> None:
-        super().__init__(source, model, schema, limits)
-        object.__setattr__(self, "_binder", Binder(model, limits))  # compiled once, shared
+    _compiled: Binder
+    _COMPILE = Binder
 
     def bind(self, arguments: JsonObject) -> object:
         """Validate ``arguments`` against the schema, then bind them.
@@ -85,31 +84,26 @@ class InputModel(_Model):
         outcome = self.schema.evaluate(arguments)
         if outcome is not Outcome.VALID:
             raise ArgumentsInvalid(_REFUSALS[outcome])
-        return self._binder(arguments)
+        return self._compiled(arguments)
 
     def bind_validated(self, arguments: JsonObject) -> object:
         """Bind arguments that already passed ``schema.evaluate`` (the pipeline runs that under
         the evaluation gate).  Binding still refuses anything it cannot convert safely."""
-        return self._binder(arguments)
+        return self._compiled(arguments)
 
 
 class OutputModel(_Model):
     """A tool's derived output schema and its converter."""
 
-    __slots__ = ("_converter",)
+    __slots__ = ()
 
-    _converter: Converter
-
-    def __init__(
-        self, source: object, model: TypeModel, schema: ToolSchema, limits: Limits
-    ) -> None:
-        super().__init__(source, model, schema, limits)
-        object.__setattr__(self, "_converter", Converter(model, limits))  # compiled once, shared
+    _compiled: Converter
+    _COMPILE = Converter
 
     def to_json(self, value: object) -> JsonValue:
         """The structured content for ``value``, validated against the schema; raises
         ``OutputError`` (``OutputFailure.SCHEMA`` for a mismatch) and never returns part."""
-        return self._converter.to_json(self.schema, value)
+        return self._compiled.to_json(self.schema, value)
 
 
 def derive_input(

@@ -3,18 +3,19 @@
 ``mcpkit.schema._analyze`` builds a :class:`TypeModel` from Python annotations at registration;
 derivation (``_derive``), binding (``_bind``) and output conversion (``_output``) only read it.
 Named types (dataclasses, TypedDicts, enums) live once in ``TypeModel.named`` and are used by
-index through :class:`RefInfo`, so a recursive type is a finite, acyclic structure.
+index through :class:`RefInfo`, so a recursive type is a finite, acyclic structure.  Its readers
+import this module as ``ti`` and write ``ti.RefInfo``: one import for the whole node family.
 """
 
 from __future__ import annotations
 
 import enum
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Annotated, Final, Literal, TypeAlias
 
+from mcpkit._grammar import TOKEN
 from mcpkit.errors import InvalidValueError, SchemaError
 from mcpkit.json import string
 
@@ -26,7 +27,6 @@ __all__ = [
 
 MAX_FLOAT: Final = Decimal("1.7976931348623157E+308")
 """The largest finite float, published as the bound of every derived ``float`` schema."""
-_TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")  # RFC 9110 tchar
 
 
 def check_text(owner: str, value: object) -> None:
@@ -60,7 +60,7 @@ class Arg:
                 check_text(f"Arg.{label}", getattr(self, label))
         if self.name == "":
             raise SchemaError("Arg.name must not be empty")
-        if self.header is not None and _TOKEN.match(self.header) is None:
+        if self.header is not None and TOKEN.fullmatch(self.header) is None:
             raise SchemaError("Arg.header must be a non-empty RFC 9110 token such as 'Tenant'")
         for label in ("minimum", "maximum"):
             bound = getattr(self, label)

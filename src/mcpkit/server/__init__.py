@@ -8,7 +8,7 @@ from mcpkit.server._http import HttpEngine as HttpEngine
 from mcpkit.server._http import HttpExchange as HttpExchange
 from mcpkit.server._http import HttpRequest as HttpRequest
 from mcpkit.server._http import Signal as Signal
-from mcpkit.server._http import StdioSession as StdioSession
+from mcpkit.server._http import StdioHandler as StdioHandler
 from mcpkit.server._http import Writer as Writer
 from mcpkit.server._keyring import Keyring as Keyring
 from mcpkit.server._keyring import KeyringSnapshot as KeyringSnapshot
@@ -20,7 +20,7 @@ from mcpkit.server._policy import CorsPolicy as CorsPolicy
 from mcpkit.server._policy import Interceptor as Interceptor
 from mcpkit.server._policy import Rejected as Rejected
 from mcpkit.server._policy import ResultSanitizer as ResultSanitizer
-from mcpkit.server._stdio_session import StdioConnection as StdioConnection
+from mcpkit.server._stdio_connection import StdioConnection as StdioConnection
 
 __all__ = (
     "AdmissionController",
@@ -41,7 +41,7 @@ __all__ = (
     "ResultSanitizer",
     "Signal",
     "StdioConnection",
-    "StdioSession",
+    "StdioHandler",
     "Writer",
     "build_engine",
 )

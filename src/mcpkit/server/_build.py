@@ -22,10 +22,11 @@ from mcpkit.model import (
 )
 from mcpkit.protocol import DEFAULT_PAGE_SIZE, Catalog
 from mcpkit.schema import EvaluationGate
+from mcpkit.server._call import Runtime
 from mcpkit.server._engine import Engine
 from mcpkit.server._execution import Executor
 from mcpkit.server._keyring import Keyring
-from mcpkit.server._operations import Operations, Runtime
+from mcpkit.server._operations import METHODS, Operations
 from mcpkit.server._policy import AdmissionController, CorsPolicy, Interceptor, ResultSanitizer
 from mcpkit.server._protection import RequestStateProtector
 
@@ -178,6 +179,7 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
                 limits=limits,
             ),
             discover_cache=settings.discover_cache,
+            methods=METHODS,
             at_once=_at_once(endpoint),
         )
         for endpoint in registry

@@ -14,7 +14,7 @@ from typing import Literal, Protocol
 
 from mcpkit.limits import Limits
 
-__all__ = ["HttpEngine", "HttpExchange", "HttpRequest", "Signal", "StdioSession", "Writer"]
+__all__ = ["HttpEngine", "HttpExchange", "HttpRequest", "Signal", "StdioHandler", "Writer"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -151,7 +151,7 @@ Writer = Callable[[bytes], Awaitable[None]]
 """Writes one complete JSON-RPC message (no newline; the stdio transport frames it)."""
 
 
-class StdioSession(Protocol):
+class StdioHandler(Protocol):
     """What the stdio transport needs of the engine: one per process connection."""
 
     @property

@@ -311,14 +311,23 @@ def tool_job(call: ToolCall, *, at_once: bool = False) -> Job:
 # --- prompts and resources ---------------------------------------------------------------
 
 
+def _recognised(
+    returned: object, complete: CompleteResult | None, what: str
+) -> CompleteResult | InputRequiredResult:
+    """A prompt's or a resource's result: ``complete`` when its handler returned the plain
+    output (already wrapped), else a complete result of the same kind or an input request."""
+    if complete is not None:
+        return complete
+    if isinstance(returned, InputRequiredResult):
+        return returned
+    raise _contract_failure(f"{what} returned {type(returned).__name__}")
+
+
 def _prompt_result(returned: object) -> CompleteResult | InputRequiredResult:
     if isinstance(returned, PromptOutput):
         return CompleteResult.with_prompt_output(returned)
-    if isinstance(returned, CompleteResult) and returned.is_prompt:
-        return returned
-    if isinstance(returned, InputRequiredResult):
-        return returned
-    raise _contract_failure(f"a prompt returned {type(returned).__name__}")
+    prompt = returned if isinstance(returned, CompleteResult) and returned.is_prompt else None
+    return _recognised(returned, prompt, "a prompt")
 
 
 def _write_prompt(out: Output, result: CompleteResult | InputRequiredResult) -> bytes:
@@ -334,11 +343,8 @@ def _write_prompt(out: Output, result: CompleteResult | InputRequiredResult) -> 
 def _resource_result(returned: object) -> CompleteResult | InputRequiredResult:
     if isinstance(returned, ResourceOutput):
         return CompleteResult.with_resource_output(returned)
-    if isinstance(returned, CompleteResult) and returned.is_resource:
-        return returned
-    if isinstance(returned, InputRequiredResult):
-        return returned
-    raise _contract_failure(f"a resource handler returned {type(returned).__name__}")
+    resource = returned if isinstance(returned, CompleteResult) and returned.is_resource else None
+    return _recognised(returned, resource, "a resource handler")
 
 
 def _write_resource(

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from mcpkit._grammar import TCHAR
 from mcpkit.errors import ConfigurationError, ProtectorUnavailable
 
 __all__ = ["Keyring", "KeyringSnapshot", "ProtectionKey"]
@@ -33,7 +34,7 @@ RESERVATIONS_PER_EPOCH = 2**32
 MAX_EPOCH = 2**64 - 1
 """The last epoch number; past it sealing fails closed until the next activation."""
 
-_KEY_ID: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,64}", re.ASCII)  # an HTTP token
+_KEY_ID: Final = re.compile(TCHAR + "{1,64}")  # an HTTP token
 _EPHEMERAL_ID: Final = "development-ephemeral"
 _FINGERPRINT_LABEL: Final = b"mcpkit-keyring-fingerprint-v1\x00soklet-mcp-protection-v1\x00"
 _ACTIVE: Final = b"\x01"

@@ -1,17 +1,16 @@
-"""The MCP methods: cheap parameter checks, target lookup and the slot-bound jobs (pipeline
-groups 10-17), transport-neutral.  ``await Operations.dispatch(call)`` answers one admitted
-request with the encoded JSON-RPC response, or raises the ``ProtocolError`` to write instead.
+"""The MCP methods: one row per method in ``METHODS``, and the operations that answer them
+(target lookup and the slot-bound jobs, pipeline groups 11-17), transport-neutral.
+``await Operations.dispatch(call)`` answers one admitted request with the encoded JSON-RPC
+response, or raises the ``ProtocolError`` to write instead.
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
 from types import MappingProxyType
-from typing import Final, NamedTuple, TypeAlias
+from typing import Final
 
 from mcpkit.errors import (
     Cancelled,
@@ -26,24 +25,18 @@ from mcpkit.limits import Limits
 from mcpkit.model import (
     UNSET,
     CachePolicy,
-    CancellationToken,
     Completion,
-    Endpoint,
     InvocationFeatures,
     ProgressReporter,
     RequestContext,
     RequestLogger,
     ResourceListPage,
     Revision,
-    ToolRegistration,
     server_context,
 )
 from mcpkit.protocol import (
     SERVER_INFO_KEY,
-    Catalog,
     ListKind,
-    LogLevel,
-    RequestMeta,
     RevisionProfile,
     check_mirrored_headers,
     discover_result,
@@ -56,6 +49,7 @@ from mcpkit.protocol import (
     result_message,
 )
 from mcpkit.schema import EvaluationGate
+from mcpkit.server._call import Call, Method
 from mcpkit.server._continuation import (
     Continuation,
     Declaring,
@@ -65,7 +59,6 @@ from mcpkit.server._continuation import (
     settled,
 )
 from mcpkit.server._execution import Executor
-from mcpkit.server._http import HttpRequest
 from mcpkit.server._invoke import (
     Job,
     Output,
@@ -77,236 +70,30 @@ from mcpkit.server._invoke import (
     tool_job,
     value_job,
 )
+from mcpkit.server._params import (
+    CompletionArgs,
+    read_completion,
+    read_cursor,
+    read_level,
+    read_nothing,
+    read_prompt,
+    read_tool_call,
+    read_uri,
+)
 from mcpkit.server._policy import Interceptor, ResultSanitizer
 from mcpkit.server._protection import RequestStateProtector
 
-__all__ = ["LEGACY_LOG_LEVEL", "Call", "Operations", "Runtime", "ToolPlan", "check_params"]
+__all__ = ["METHODS", "Operations", "read_params"]
 
 log = logging.getLogger("mcpkit.server")
 
-# The capability a method needs (calling an un-advertised one is -32601).
-_CAPABILITY: Final = {
-    "tools/list": "tools",
-    "tools/call": "tools",
-    "prompts/list": "prompts",
-    "prompts/get": "prompts",
-    "resources/list": "resources",
-    "resources/templates/list": "resources",
-    "resources/read": "resources",
-    "completion/complete": "completions",
-}
-_LISTS: Final = {kind.method: kind for kind in ListKind}
-# The methods ``Operations`` answers (its table's keys).
-_OPERATIONS: Final = frozenset(
-    {
-        "initialize", "ping", "logging/setLevel", "server/discover", "tools/list",
-        "prompts/list", "resources/list", "resources/templates/list", "tools/call",
-        "prompts/get", "resources/read", "completion/complete",
-    }
-)  # fmt: skip
-# 2025 stateless requests have no session to remember ``logging/setLevel``: this minimum.
-LEGACY_LOG_LEVEL: Final = "info"
 _NO_RETRY: Final = Retry()
 _NO_CAPABILITIES: Final = JsonObject()
-_EMPTY: Final = JsonObject()  # immutable, so one serves every absent object parameter
-
-
-def _offered(endpoint: Endpoint, revision: Revision) -> frozenset[str]:
-    """The methods ``endpoint`` answers on ``revision``: ones the revision has, and that need
-    no capability or one the endpoint advertises there (anything else is -32601)."""
-    methods = profile(revision).methods
-    capabilities = endpoint.capabilities(revision)
-    offered = set()
-    for method in _OPERATIONS & methods:
-        capability = _CAPABILITY.get(method)
-        if capability is None or capability in capabilities:
-            offered.add(method)
-    return frozenset(offered)
-
-
-class ToolPlan(NamedTuple):
-    """What ``tools/call`` decides about a tool from the tool alone, once per endpoint rather
-    than per request; the registration is immutable, so the answers cannot go stale."""
-
-    tool: ToolRegistration
-    mirrored: bool
-    """Whether the tool declares ``Mcp-Param-*`` headers (none: nothing to check)."""
-    conditional: bool
-    """``has_conditional(tool)``: a progress reporter must wait (no notifications)."""
-    at_once: bool
-    """The handler never suspends: the job runs inline (``Runtime.at_once``)."""
-
-
-_Plans: TypeAlias = "Mapping[Revision, Mapping[str, ToolPlan]]"
-
-
-def _tool_plans(endpoint: Endpoint, at_once: frozenset[Callable[..., object]]) -> _Plans:
-    """Every tool ``endpoint.find_tool`` answers on each revision (the ones it lists there),
-    by name, with its plan."""
-    plans = {
-        revision: MappingProxyType(
-            {
-                tool.name: ToolPlan(
-                    tool,
-                    bool(tool.input_schema.headers),
-                    has_conditional(tool),
-                    tool.handler in at_once,
-                )
-                for tool in endpoint.tools_for(revision)
-            }
-        )
-        for revision in Revision
-    }
-    return MappingProxyType(plans)
-
-
-@dataclass(frozen=True, slots=True)
-class Runtime:
-    """What the server keeps per endpoint: the endpoint, its prebuilt catalog pages and what
-    it answers on each revision."""
-
-    endpoint: Endpoint
-    catalog: Catalog
-    discover_cache: CachePolicy
-    at_once: frozenset[Callable[..., object]] = frozenset()
-    """The endpoint's ``async def`` handlers that never suspend (``never_suspends``): their
-    jobs run inline instead of as a task."""
-    offered: Mapping[Revision, frozenset[str]] = field(init=False, repr=False, compare=False)
-    """The methods answered per revision, decided once here rather than per request."""
-    tools: _Plans = field(init=False, repr=False, compare=False)
-    """The tools ``find_tool`` answers per revision and name, each with its ``ToolPlan``."""
-
-    def __post_init__(self) -> None:
-        offered = {revision: _offered(self.endpoint, revision) for revision in Revision}
-        object.__setattr__(self, "offered", MappingProxyType(offered))
-        object.__setattr__(self, "tools", _tool_plans(self.endpoint, self.at_once))
-
-
-class Call(NamedTuple):
-    """One request that passed the envelope, revision and ``_meta`` checks.
-
-    A named tuple: immutable, and built by one C-level tuple construction per request.
-    ``disconnected`` is set when the client goes away (HTTP) or cancels the request (stdio);
-    ``authorization`` is the admitted authorization partition (``Admitted.authorization``)
-    protected request state is bound to, ``None`` for the anonymous partition;
-    ``legacy_log_level`` is the minimum level of a 2025 request's log messages: ``info``, or
-    what a stdio client set with ``logging/setLevel`` (the process is its session).
-    """
-
-    runtime: Runtime
-    revision: Revision
-    request_id: str | int
-    method: str
-    params: JsonObject
-    meta: RequestMeta
-    http: HttpRequest | None
-    headers: tuple[tuple[str, str], ...]
-    identity: object
-    notify: Callable[[bytes], None]
-    deadline: float
-    disconnected: asyncio.Event
-    token: CancellationToken
-    authorization: str | None = None
-    legacy_log_level: str = LEGACY_LOG_LEVEL
-
-
-def _text(params: JsonObject, name: str) -> str:
-    value = params.get(name)
-    if isinstance(value, str):
-        return value
-    raise InvalidParams()
-
-
-def _object(params: JsonObject, name: str) -> JsonObject:
-    """The member ``name``, an empty object when absent (JSON null is refused)."""
-    value = params.get(name, _EMPTY)
-    if isinstance(value, JsonObject):
-        return value
-    raise InvalidParams()
-
-
-def _strings(value: JsonObject) -> Mapping[str, str]:
-    if not all(isinstance(item, str) for item in value.values()):
-        raise InvalidParams()
-    return MappingProxyType({key: str(item) for key, item in value.items()})
-
-
-def _cursor_check(params: JsonObject) -> None:
-    cursor = params.get("cursor", UNSET)
-    if cursor is not UNSET and not isinstance(cursor, str):
-        raise InvalidParams()  # JSON null included: a cursor is a string
-
-
-def _tool_check(params: JsonObject) -> None:
-    # ``_text`` and ``_object`` inlined: this runs for every tools/call
-    if not isinstance(params.get("name"), str):
-        raise InvalidParams()
-    if not isinstance(params.get("arguments", _EMPTY), JsonObject):
-        raise InvalidParams()
-
-
-def _prompt_check(params: JsonObject) -> None:
-    _text(params, "name")
-    _strings(_object(params, "arguments"))
-
-
-def _read_check(params: JsonObject) -> None:
-    _text(params, "uri")
-
-
-def _complete_check(params: JsonObject) -> None:
-    ref = _object(params, "ref")
-    kind = ref.get("type")
-    if kind == "ref/prompt":
-        _text(ref, "name")
-    elif kind == "ref/resource":
-        _text(ref, "uri")
-    else:
-        raise InvalidParams()
-    argument = _object(params, "argument")
-    _text(argument, "name")
-    _text(argument, "value")
-    _strings(_object(_object(params, "context"), "arguments"))
-
-
-def _level_check(params: JsonObject) -> None:
-    LogLevel.parse(params.get("level"))
-
-
-# Group 10, the cheap parameter checks: the shape of ``params`` alone, before admission.
-_CHECKS: Final[Mapping[str, Callable[[JsonObject], None]]] = {
-    "tools/list": _cursor_check,
-    "prompts/list": _cursor_check,
-    "resources/list": _cursor_check,
-    "resources/templates/list": _cursor_check,
-    "tools/call": _tool_check,
-    "prompts/get": _prompt_check,
-    "resources/read": _read_check,
-    "completion/complete": _complete_check,
-    "logging/setLevel": _level_check,
-}
-
-
-# The same per revision, without the methods the revision does not have.
-_REVISION_CHECKS: Final[Mapping[Revision, Mapping[str, Callable[[JsonObject], None]]]] = {
-    revision: {
-        method: check for method, check in _CHECKS.items() if method in profile(revision).methods
-    }
-    for revision in Revision
-}
-
-
-def check_params(revision: Revision, method: str, params: JsonObject) -> None:
-    """Refuse a request whose ``params`` have the wrong shape for its method (-32602), before
-    admission and any lookup.  A method the revision does not have is
-    left alone: it is -32601 whatever its params (a removed ``logging/setLevel`` on 2026)."""
-    check = _REVISION_CHECKS[revision].get(method)
-    if check is not None:
-        check(params)
+_LISTS: Final = {kind.method: kind for kind in ListKind}
 
 
 class Operations:
-    """The method table over the server's shared machinery."""
+    """The operations over the server's shared machinery: what answers an admitted call."""
 
     def __init__(
         self,
@@ -324,30 +111,15 @@ class Operations:
         self.gate = gate
         self.interceptor = interceptor
         self.sanitizer = sanitizer
-        self._table: dict[str, Callable[[Call], Awaitable[bytes]]] = {
-            "initialize": self._initialize,
-            "ping": self._empty,
-            "logging/setLevel": self._empty,  # the level was checked by check_params
-            "server/discover": self._discover,
-            "tools/list": self._list,
-            "prompts/list": self._list,
-            "resources/list": self._resources_list,
-            "resources/templates/list": self._list,
-            "tools/call": self._tools_call,
-            "prompts/get": self._prompts_get,
-            "resources/read": self._resources_read,
-            "completion/complete": self._complete,
-        }
-        assert self._table.keys() == _OPERATIONS
 
     def dispatch(self, call: Call) -> Awaitable[bytes]:
         """Answer ``call``: the operation's coroutine, to await for the encoded response;
         -32601, raised at once, for a method the revision or the endpoint does not offer.
         (A plain function: no coroutine of its own wrapping the operation's.)"""
-        method = call.method
-        if method not in call.runtime.offered[call.revision]:
+        method = call.runtime.offered[call.revision].get(call.method)
+        if method is None:
             raise MethodNotFound()
-        return self._table[method](call)
+        return method.answer(self, call)
 
     # --- shared -----------------------------------------------------------------------------
 
@@ -404,7 +176,7 @@ class Operations:
         if row.stateless:
             level = None if meta.log_level is None else meta.log_level.wire
         else:
-            level = call.legacy_log_level
+            level = call.conversation.log_level
         if not progress_allowed or (meta.progress_token is None and level is None):
             return InvocationFeatures(call.token)  # the common case: nothing to build
         token = call.token
@@ -501,11 +273,16 @@ class Operations:
     # --- lifecycle and discovery ----------------------------------------------------------
 
     async def _initialize(self, call: Call) -> bytes:
+        call.conversation.negotiated(call.revision)
         result = initialize_result(call.runtime.endpoint, call.revision)
         return result_message(call.request_id, result, limits=self.limits)
 
     async def _empty(self, call: Call) -> bytes:
         return result_message(call.request_id, empty_result(call.revision), limits=self.limits)
+
+    async def _set_level(self, call: Call) -> bytes:
+        call.conversation.set_log_level(call.args)
+        return await self._empty(call)
 
     async def _discover(self, call: Call) -> bytes:
         runtime = call.runtime
@@ -516,7 +293,7 @@ class Operations:
 
     async def _list(self, call: Call) -> bytes:
         kind = _LISTS[call.method]
-        page = call.runtime.catalog.page(call.revision, kind, call.params.get("cursor", UNSET))
+        page = call.runtime.catalog.page(call.revision, kind, call.args)
         return raw_result_message(call.request_id, page)
 
     async def _resources_list(self, call: Call) -> bytes:
@@ -524,8 +301,7 @@ class Operations:
         handler = endpoint.resource_list_for(call.revision)
         if handler is None:
             return await self._list(call)
-        given = call.params.get("cursor")  # a string when present: check_params saw to it
-        cursor = given if isinstance(given, str) else None
+        cursor = None if call.args is UNSET else call.args
         ctx = self._context(call, None)
         row = profile(call.revision)
 
@@ -546,14 +322,7 @@ class Operations:
     def _tools_call(self, call: Call) -> Awaitable[bytes]:
         """The checks and the job at once (raising as ``dispatch`` does), then ``_run``'s
         coroutine to await: a plain function, so the hot path has no coroutine of its own."""
-        # ``_text`` and ``_object`` inlined: the same checks in the same order.
-        params = call.params
-        name = params.get("name")
-        if not isinstance(name, str):
-            raise InvalidParams()
-        arguments = params.get("arguments", _EMPTY)
-        if not isinstance(arguments, JsonObject):
-            raise InvalidParams()  # JSON null included, as in ``_object``
+        name, arguments = call.args
         runtime = call.runtime
         plan = runtime.tools[call.revision].get(name)  # ``find_tool``, with the plan
         if plan is None:
@@ -564,7 +333,7 @@ class Operations:
             check_mirrored_headers(
                 tool.input_schema.headers, arguments, call.headers, limits=self.limits
             )
-        continuation, retry = settled(tool, row.stateless, params) or self._prepare(call, tool)
+        continuation, retry = settled(tool, row.stateless, call.params) or self._prepare(call, tool)
         ctx = self._context(call, name, retry)
         features = self._features(call, row, not plan.conditional)
         info = runtime.endpoint.implementation if row.server_info_meta else None  # _output
@@ -578,8 +347,7 @@ class Operations:
         return self._run(call, job, ctx)
 
     async def _prompts_get(self, call: Call) -> bytes:
-        name = _text(call.params, "name")
-        arguments = _strings(_object(call.params, "arguments"))
+        name, arguments = call.args
         prompt = call.runtime.endpoint.find_prompt(name, call.revision)
         if prompt is None:
             raise InvalidParams()
@@ -604,7 +372,7 @@ class Operations:
         return await self._run(call, job, ctx)
 
     async def _resources_read(self, call: Call) -> bytes:
-        uri = _text(call.params, "uri")
+        uri: str = call.args
         match = call.runtime.endpoint.find_resource(uri, call.revision, limits=self.limits)
         if match is None:
             raise ResourceNotFound(uri)
@@ -638,25 +406,21 @@ class Operations:
             raise
 
     async def _complete(self, call: Call) -> bytes:
-        ref = _object(call.params, "ref")
-        argument = _object(call.params, "argument")
-        name = _text(argument, "name")
-        value = _text(argument, "value")
-        resolved = _strings(_object(_object(call.params, "context"), "arguments"))
+        args: CompletionArgs = call.args
+        name = args.argument
         endpoint = call.runtime.endpoint
-        if ref.get("type") == "ref/prompt":  # else "ref/resource": check_params saw to it
-            prompt = endpoint.find_prompt(_text(ref, "name"), call.revision)
+        if args.prompt:
+            prompt = endpoint.find_prompt(args.ref, call.revision)
             if prompt is None or name not in prompt.argument_names:
                 raise InvalidParams()
             completer = prompt.completions.get(name)
             is_async = name in prompt.async_completions
         else:
-            uri = _text(ref, "uri")
             template = next(
                 (
                     item
                     for item in endpoint.templates_for(call.revision)
-                    if item.template is not None and item.template.text == uri
+                    if item.template is not None and item.template.text == args.ref
                 ),
                 None,
             )
@@ -675,5 +439,46 @@ class Operations:
         if completer is None:
             return finish(Completion.EMPTY)
         ctx = self._context(call, None)
-        job = value_job(completer, (ctx, value, resolved), is_async, finish)
+        job = value_job(completer, (ctx, args.value, args.resolved), is_async, finish)
         return await self._run(call, job, ctx, intercept=False)
+
+
+# --- the method table ---------------------------------------------------------------------
+
+_HANDSHAKE: Final = frozenset(revision for revision in Revision if not profile(revision).stateless)
+_STATELESS: Final = frozenset(revision for revision in Revision if profile(revision).stateless)
+_EVERY: Final = frozenset(Revision)
+
+METHODS: Final = (
+    Method("initialize", _HANDSHAKE, read_nothing, Operations._initialize),
+    Method("ping", _HANDSHAKE, read_nothing, Operations._empty),
+    Method("logging/setLevel", _HANDSHAKE, read_level, Operations._set_level),
+    Method("server/discover", _STATELESS, read_nothing, Operations._discover),
+    Method("tools/list", _EVERY, read_cursor, Operations._list, "tools"),
+    Method("tools/call", _EVERY, read_tool_call, Operations._tools_call, "tools"),
+    Method("prompts/list", _EVERY, read_cursor, Operations._list, "prompts"),
+    Method("prompts/get", _EVERY, read_prompt, Operations._prompts_get, "prompts"),
+    Method("resources/list", _EVERY, read_cursor, Operations._resources_list, "resources"),
+    Method("resources/templates/list", _EVERY, read_cursor, Operations._list, "resources"),
+    Method("resources/read", _EVERY, read_uri, Operations._resources_read, "resources"),
+    Method("completion/complete", _EVERY, read_completion, Operations._complete, "completions"),
+)
+"""Every request method the server answers, one row each (``Method``): adding a method is a
+row here plus its operation above."""
+
+_READERS: Final = MappingProxyType(
+    {
+        revision: MappingProxyType(
+            {method.name: method.read for method in METHODS if revision in method.revisions}
+        )
+        for revision in Revision
+    }
+)
+
+
+def read_params(revision: Revision, method: str, params: JsonObject) -> object:
+    """Check ``params`` for ``method`` once, before admission and any lookup, and return what
+    its operation works with (``Call.args``).  A method the revision does not have is left
+    alone: it is -32601 whatever its params (a removed ``logging/setLevel`` on 2026)."""
+    read = _READERS[revision].get(method)
+    return None if read is None else read(params)

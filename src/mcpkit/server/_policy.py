@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, TypeAlias
 
+from mcpkit._grammar import FIELD_TEXT, OWS_CHARS, SURROGATE, TOKEN
 from mcpkit.errors import ConfigurationError, ProtocolError
 from mcpkit.json import JsonObject
 from mcpkit.model import CompleteResult, Endpoint, RequestContext, Revision
@@ -40,8 +41,6 @@ _RESERVED: Final = frozenset(
         "last-event-id",
     }
 )  # fmt: skip
-_TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+", re.ASCII)
-_FIELD_VALUE: Final = re.compile(r"[\t\x20-\x7e]*", re.ASCII)
 _MAX_HEADERS: Final = 100
 _MAX_HEADER_BYTES: Final = 65_536
 
@@ -116,7 +115,7 @@ class Admitted:
             not isinstance(key, str) or not 1 <= len(key.encode("utf-8", "surrogatepass")) <= 256
         ):
             raise ConfigurationError("Admitted: authorization must be 1 to 256 UTF-8 bytes")
-        if key is not None and any(0xD800 <= ord(c) <= 0xDFFF for c in key):
+        if key is not None and SURROGATE.search(key) is not None:
             raise ConfigurationError("Admitted: authorization must be well-formed text")
 
 
@@ -126,12 +125,12 @@ def _safe_headers(headers: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], 
     seen: set[str] = set()
     total = 0
     for name, value in headers:
-        if not isinstance(name, str) or _TOKEN.fullmatch(name) is None:
+        if not isinstance(name, str) or TOKEN.fullmatch(name) is None:
             raise ConfigurationError("Rejected: header names must be HTTP tokens")
         if (
             not isinstance(value, str)
-            or _FIELD_VALUE.fullmatch(value) is None
-            or value != value.strip(" \t")  # RFC 9110 §5.5: no surrounding whitespace
+            or FIELD_TEXT.fullmatch(value) is None
+            or value != value.strip(OWS_CHARS)  # RFC 9110 §5.5: no surrounding whitespace
         ):
             raise ConfigurationError("Rejected: header values must be visible ASCII or tab")
         lowered = name.lower()

@@ -32,6 +32,7 @@ from typing import Final
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from mcpkit._grammar import TCHAR
 from mcpkit.errors import (
     ConfigurationError,
     InternalError,
@@ -81,7 +82,7 @@ _SEALER_EPOCH_BYTES: Final = PREFIX_BYTES + 8
 # Header bytes around the key id: version, id length, profile length, profile, epoch, nonce.
 _FIXED_HEADER_BYTES: Final = 3 + len(_PROFILE_BYTES) + _SEALER_EPOCH_BYTES + _NONCE_BYTES
 _SUFFIX: Final = re.compile(r"[A-Za-z0-9_-]+", re.ASCII)
-_KEY_ID: Final = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,64}")
+_KEY_ID: Final = re.compile((TCHAR + "{1,64}").encode("ascii"))
 
 
 # --- key schedule ---------------------------------------------------------------------------

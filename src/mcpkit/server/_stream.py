@@ -28,8 +28,8 @@ from collections.abc import Awaitable, Sequence
 from threading import get_ident
 from typing import Final, TypeVar
 
-from mcpkit.protocol import sse_event
-from mcpkit.server._http import HttpExchange
+from mcpkit.protocol import Envelope, sse_event
+from mcpkit.server._http import HttpExchange, Signal
 
 __all__ = ["JSON_HEADERS", "RETRY_AFTER", "Responder", "base_headers"]
 
@@ -56,8 +56,8 @@ class Responder:
     """Writes one response through ``exchange``; see the module docstring."""
 
     __slots__ = (
-        "_budget", "_closed", "_committed", "_disconnected", "_drainer", "_exchange", "_extra",
-        "_loop", "_pending", "_queued", "_room", "_stopping", "_thread", "_wake",
+        "_budget", "_closed", "_committed", "_drainer", "_exchange", "_extra", "_loop",
+        "_pending", "_queued", "_room", "_stopping", "_thread", "_wake", "disconnected",
     )  # fmt: skip
 
     _wake: asyncio.Event
@@ -72,7 +72,8 @@ class Responder:
         disconnected: asyncio.Event | None = None,
     ) -> None:
         self._exchange = exchange
-        self._disconnected = disconnected
+        self.disconnected = Signal() if disconnected is None else disconnected
+        """Set by the transport when the client goes away."""
         self._extra = tuple(extra)
         self._loop = asyncio.get_running_loop()
         self._thread = get_ident()
@@ -114,7 +115,7 @@ class Responder:
         if room is None:
             self._closed = True
             return
-        gone = self._disconnected is not None and self._disconnected.is_set()
+        gone = self.disconnected.is_set()
         with room:
             self._closed = True
             if gone:
@@ -124,7 +125,7 @@ class Responder:
             room.notify_all()
 
     def _push(self, message: bytes) -> None:
-        if self._closed and self._disconnected is not None and self._disconnected.is_set():
+        if self._closed and self.disconnected.is_set():
             return  # queued from a thread just before the close: nobody to write it to
         if self._drainer is None:
             # The queue and the event are made with the drainer: most requests need none.
@@ -169,10 +170,24 @@ class Responder:
                 # the next write (otherwise every further write into the dead socket is logged).
                 await asyncio.sleep(0)
 
-    async def run(self, work: Awaitable[T]) -> T:
+    # --- the pipeline's channel (``Channel``) ----------------------------------------------
+
+    def opened(self, envelope: Envelope) -> None:
+        """Nothing to note: one HTTP request carries one message."""
+
+    async def refuse(
+        self, status: int, message: bytes | None, extra: Sequence[tuple[bytes, bytes]] = ()
+    ) -> None:
+        await respond(self._exchange, status, message, [*self._extra, *extra])
+
+    async def accepted(self) -> None:
+        await respond(self._exchange, 202, None, self._extra)
+
+    async def run(self, work: Awaitable[T], token: object = None) -> T:
         """Await ``work``; the notifications it queues meanwhile are written in order by a
         drainer task that exists only once a first notification arrives, so a request that
-        sends none costs no extra task."""
+        sends none costs no extra task.  (``token`` is the channel's: the transport stops a
+        request by setting ``disconnected``, so the responder has no use for it.)"""
         try:
             result = await work
         except Exception:

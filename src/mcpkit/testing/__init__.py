@@ -1,6 +1,7 @@
 """Test an mcpkit server in-process: a synchronous client for its ASGI app, and helpers that
 build the requests and headers an MCP client sends."""
 
+from mcpkit.testing import _client
 from mcpkit.testing._client import ServesAsgi as ServesAsgi
 from mcpkit.testing._client import TestClient as TestClient
 from mcpkit.testing._client import TestResponse as TestResponse
@@ -8,11 +9,4 @@ from mcpkit.testing._client import legacy_request as legacy_request
 from mcpkit.testing._client import modern_headers as modern_headers
 from mcpkit.testing._client import modern_request as modern_request
 
-__all__ = [
-    "ServesAsgi",
-    "TestClient",
-    "TestResponse",
-    "legacy_request",
-    "modern_headers",
-    "modern_request",
-]
+__all__ = _client.__all__  # the one list of public names

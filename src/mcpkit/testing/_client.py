@@ -20,7 +20,16 @@ import urllib.parse
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final, Protocol, TypeVar, runtime_checkable
+from typing import (
+    Any,
+    ClassVar,
+    Final,
+    Protocol,
+    TypedDict,
+    TypeVar,
+    Unpack,
+    runtime_checkable,
+)
 
 from mcpkit.json import JsonValue, decode, encode, from_python
 from mcpkit.limits import Limits
@@ -63,6 +72,14 @@ _PLAIN_HEADER: Final = re.compile(r"[\x21-\x7e]([\t\x20-\x7e]*[\x21-\x7e])?", re
 _SENTINEL_OPEN: Final = "=?base64?"
 _SENTINEL_CLOSE: Final = "?="
 _POLL_SECONDS: Final = 0.005
+
+
+class _RequestOptions(TypedDict, total=False):
+    """The keyword options every request method of :class:`TestClient` takes (see ``post``)."""
+
+    headers: Headers
+    method: str
+    default_headers: bool
 
 
 @runtime_checkable
@@ -143,35 +160,22 @@ class TestClient:
         self.close()
 
     def post(
-        self,
-        path: str,
-        body: bytes | object,
-        *,
-        headers: Headers = (),
-        method: str = "POST",
-        default_headers: bool = True,
+        self, path: str, body: bytes | object, **options: Unpack[_RequestOptions]
     ) -> TestResponse:
         """Send one request and wait for its complete response.
 
-        A body that is not ``bytes`` is written as JSON.  Unless ``default_headers`` is false,
-        ``Host``, ``Content-Type``, ``Accept`` and ``Content-Length`` are added when not given.
+        A body that is not ``bytes`` is written as JSON.  ``headers`` (a mapping or name/value
+        pairs) are sent as given; unless ``default_headers`` is false, ``Host``,
+        ``Content-Type``, ``Accept`` and ``Content-Length`` are added when not given.
+        ``method`` is ``"POST"`` unless given.
         """
-        future = self.submit(
-            path, body, headers=headers, method=method, default_headers=default_headers
-        )
-        return self._wait(future)
+        return self._wait(self.submit(path, body, **options))
 
     def submit(
-        self,
-        path: str,
-        body: bytes | object,
-        *,
-        headers: Headers = (),
-        method: str = "POST",
-        default_headers: bool = True,
+        self, path: str, body: bytes | object, **options: Unpack[_RequestOptions]
     ) -> Future[TestResponse]:
         """Like :meth:`post`, without waiting: for requests that must overlap."""
-        scope, data = _request(path, body, headers, method, default_headers)
+        scope, data = _request(path, body, **options)
         loop = self._running_loop()
         return asyncio.run_coroutine_threadsafe(self._complete(scope, data), loop)
 
@@ -181,9 +185,7 @@ class TestClient:
         body: bytes | object,
         *,
         after: float | threading.Event,
-        headers: Headers = (),
-        method: str = "POST",
-        default_headers: bool = True,
+        **options: Unpack[_RequestOptions],
     ) -> TestResponse | None:
         """Send a request whose client leaves ``after`` seconds, or once the event is set.
 
@@ -191,7 +193,7 @@ class TestClient:
         when not even the head had; after leaving, the app's writes are dropped as a server
         drops them.  A response completed before the deadline is returned whole.
         """
-        scope, data = _request(path, body, headers, method, default_headers)
+        scope, data = _request(path, body, **options)
         loop = self._running_loop()
         future = asyncio.run_coroutine_threadsafe(self._abandoned(scope, data, after), loop)
         return self._wait(future)
@@ -390,7 +392,12 @@ async def _leave(cycle: _Cycle, after: float | threading.Event) -> None:
 
 
 def _request(
-    path: str, body: bytes | object, headers: Headers, method: str, default_headers: bool
+    path: str,
+    body: bytes | object,
+    *,
+    headers: Headers = (),
+    method: str = "POST",
+    default_headers: bool = True,
 ) -> tuple[Message, bytes]:
     """The ASGI scope and the body bytes of one request."""
     data = bytes(body) if isinstance(body, bytes | bytearray) else encode(from_python(body))

@@ -1,11 +1,11 @@
 """The stdio transport: newline-delimited JSON-RPC over a process's stdin and stdout.
 
-It only moves bytes: it cuts stdin into lines, hands each line to the session in its own task
-and frames what the session writes.  It never parses JSON; what a line means, and how an
-oversized or a refused one is answered, are the session's decisions.
+It only moves bytes: it cuts stdin into lines, hands each line to the handler in its own task
+and frames what the handler writes.  It never parses JSON; what a line means, and how an
+oversized or a refused one is answered, are the handler's decisions.
 
-What one connection holds is bounded by the session's limits.  At most ``max_stdio_requests``
-lines are served at once; a line past that goes to ``session.refuse_overloaded`` in the reader
+What one connection holds is bounded by the handler's limits.  At most ``max_stdio_requests``
+lines are served at once; a line past that goes to ``handler.refuse_overloaded`` in the reader
 itself.  The bytes of the lines being served plus the answers not yet written stay within
 ``max_stdio_buffered_bytes``: past it, stdin is not read until they drop, so the pipe holds
 the client back and nothing is lost, and a client that never reads our stdout cannot make us
@@ -26,7 +26,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Final
 
-from mcpkit.server._http import StdioSession
+from mcpkit.server._http import StdioHandler
 
 __all__ = ["run_stdio", "serve_stdio"]
 
@@ -119,9 +119,9 @@ class _Held:
 
 
 class _Output:
-    """The session's writer.  ``write`` checks and queues a message and returns; only while
+    """The handler's writer.  ``write`` checks and queues a message and returns; only while
     the connection holds more than its bound of bytes (a client that does not read) does it
-    wait for room, so nothing the session writes can grow without limit.  One task writes the
+    wait for room, so nothing the handler writes can grow without limit.  One task writes the
     queue in order, whole lines at a time, so concurrent requests never interleave their
     bytes."""
 
@@ -203,7 +203,7 @@ class _Output:
 
 
 async def _logged(work: Awaitable[None]) -> None:
-    """Run one line's work; a failure is the session's bug, logged but never fatal."""
+    """Run one line's work; a failure is the handler's bug, logged but never fatal."""
     try:
         await work
     except Exception:
@@ -211,25 +211,25 @@ async def _logged(work: Awaitable[None]) -> None:
 
 
 async def serve_stdio(
-    session: StdioSession,
+    handler: StdioHandler,
     reader: asyncio.StreamReader,
     write_bytes: Callable[[bytes], Awaitable[None]],
     *,
     max_line_bytes: int,
     grace_seconds: float = 5.0,
 ) -> bool:
-    """Serve ``session`` until ``reader`` reaches end of file; return whether requests still
+    """Serve ``handler`` until ``reader`` reaches end of file; return whether requests still
     running after the grace period were cut off.
 
     Each line runs in its own task, so a request that waits (a slow tool, a never-ending
     ``subscriptions/listen``) never stops the reader.  ``write_bytes`` gets whole lines, one
     call at a time and in order, and should write them whole.  At end of file the lines in
-    flight get ``grace_seconds`` to finish; then the session shuts down (it answers each
+    flight get ``grace_seconds`` to finish; then the handler shuts down (it answers each
     request still in flight with the overload error), what is left is cancelled, and this
     returns once every answer is written.  The same clean-up runs when serving itself is
     cancelled, except that answers not yet written are dropped.
     """
-    limits = session.limits
+    limits = handler.limits
     max_requests = limits.max_stdio_requests
     max_bytes = limits.max_stdio_buffered_bytes
     splitter = _LineSplitter(max_line_bytes)
@@ -241,9 +241,9 @@ async def serve_stdio(
     async def serve_line(line: bytes | None, size: int) -> None:
         try:
             if line is None:
-                await _logged(session.reject_oversized(write))
+                await _logged(handler.reject_oversized(write))
             else:
-                await _logged(session.receive(line, write))
+                await _logged(handler.receive(line, write))
         finally:
             held.requests -= 1
             held.release(size)
@@ -256,9 +256,9 @@ async def serve_stdio(
             await asyncio.sleep(0)  # lines that need no waiting finish first
             if held.requests >= max_requests:
                 if line is None:
-                    await _logged(session.reject_oversized(write))
+                    await _logged(handler.reject_oversized(write))
                 else:
-                    await _logged(session.refuse_overloaded(line, write))
+                    await _logged(handler.refuse_overloaded(line, write))
                 return
         held.requests += 1
         held.bytes += size
@@ -277,7 +277,7 @@ async def serve_stdio(
                 await asyncio.wait(tasks, timeout=grace_seconds)
         finally:
             try:
-                cut_off = await session.shutdown(write)
+                cut_off = await handler.shutdown(write)
             finally:
                 left = tuple(tasks)
                 for task in left:
@@ -297,8 +297,8 @@ async def serve_stdio(
     return cut_off > 0
 
 
-def run_stdio(session_factory: Callable[[], StdioSession], *, max_line_bytes: int) -> bool:
-    """Serve one session over this process's stdin and stdout until stdin closes (blocking);
+def run_stdio(handler_factory: Callable[[], StdioHandler], *, max_line_bytes: int) -> bool:
+    """Serve one handler over this process's stdin and stdout until stdin closes (blocking);
     return whether requests still running after the grace period were cut off.
 
     While serving, both ``sys.stdout`` and file descriptor 1 point at stderr, so a stray
@@ -312,7 +312,7 @@ def run_stdio(session_factory: Callable[[], StdioSession], *, max_line_bytes: in
     sys.stdout = sys.stderr
     try:
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-            return runner.run(_serve_process(session_factory, out_fd, max_line_bytes))
+            return runner.run(_serve_process(handler_factory, out_fd, max_line_bytes))
     finally:
         sys.stdout = saved_stdout
         os.dup2(out_fd, 1)
@@ -329,7 +329,7 @@ def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
 
 
 async def _serve_process(
-    session_factory: Callable[[], StdioSession], out_fd: int, max_line_bytes: int
+    handler_factory: Callable[[], StdioHandler], out_fd: int, max_line_bytes: int
 ) -> bool:
     """Wire fd 0 and ``out_fd`` to :func:`serve_stdio`, and undo what the loop changed."""
     loop = asyncio.get_running_loop()
@@ -349,8 +349,8 @@ async def _serve_process(
         await loop.run_in_executor(output, _write_all, out_fd, data)
 
     try:
-        session = session_factory()
-        return await serve_stdio(session, reader, write_bytes, max_line_bytes=max_line_bytes)
+        handler = handler_factory()
+        return await serve_stdio(handler, reader, write_bytes, max_line_bytes=max_line_bytes)
     finally:
         transport.close()
         output.shutdown(wait=True)

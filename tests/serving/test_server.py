@@ -41,9 +41,9 @@ from mcpkit import (
     endpoint,
     tool,
 )
-from mcpkit.cli import registry_of
 from mcpkit.json import JsonObject, from_python
 from mcpkit.server import EngineSettings, StdioConnection, build_engine
+from mcpkit.serving import registry_of
 from mcpkit.testing import TestClient, legacy_request, modern_headers, modern_request
 from mcpkit.transports import McpApp
 from mcpkit.transports._connections import GuardedProtocol
@@ -486,8 +486,8 @@ def test_the_loop_is_asyncio_unless_uvloop_is_asked_for_and_installed(
 # --- stdio --------------------------------------------------------------------------------------
 
 
-def test_stdio_session_serves_the_only_endpoint_by_default() -> None:
-    session = Server(Main).stdio_session()
+def test_stdio_connection_serves_the_only_endpoint_by_default() -> None:
+    session = Server(Main).stdio_connection()
     assert isinstance(session, StdioConnection)
     written: list[bytes] = []
 
@@ -499,7 +499,7 @@ def test_stdio_session_serves_the_only_endpoint_by_default() -> None:
     assert json.loads(written[0])["result"]["content"] == [{"type": "text", "text": MODERN}]
 
 
-def test_stdio_session_selects_an_endpoint_by_its_exact_path() -> None:
+def test_stdio_connection_selects_an_endpoint_by_its_exact_path() -> None:
     server = Server([Main, Other])
     written: list[bytes] = []
 
@@ -509,7 +509,7 @@ def test_stdio_session_selects_an_endpoint_by_its_exact_path() -> None:
     async def scenario() -> None:
         for path in ("/other", "/mcp"):
             line = json.dumps(legacy_request("initialize", {"protocolVersion": NOVEMBER}))
-            await server.stdio_session(path).receive(line.encode(), write)
+            await server.stdio_connection(path).receive(line.encode(), write)
 
     asyncio.run(scenario())
     other, main = (json.loads(message) for message in written)
@@ -517,14 +517,14 @@ def test_stdio_session_selects_an_endpoint_by_its_exact_path() -> None:
     assert main["result"]["serverInfo"] == {"name": "main", "version": "1.0.0"}
 
 
-def test_stdio_session_refusals() -> None:
+def test_stdio_connection_refusals() -> None:
     server = Server([Main, Other])
     with pytest.raises(ConfigurationError) as caught:
-        server.stdio_session()
+        server.stdio_connection()
     assert str(caught.value) == "Server.stdio: name the endpoint path to serve"
     for path in ("/nope", "/mcp/", "/MCP", ""):
         with pytest.raises(ConfigurationError) as caught:
-            server.stdio_session(path)
+            server.stdio_connection(path)
         assert str(caught.value) == "Server.stdio: no endpoint has that path"
 
 

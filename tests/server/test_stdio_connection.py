@@ -247,7 +247,7 @@ def valid(revision: str, method: str | None, messages: list[Any]) -> None:
 
 
 def connect(server: Server | None = None, path: str | None = "/mcp") -> Client:
-    return Client((server or Server([Stdio, ModernOnly])).stdio_session(path))
+    return Client((server or Server([Stdio, ModernOnly])).stdio_connection(path))
 
 
 def call(
@@ -740,8 +740,8 @@ def test_other_refused_lines_are_dropped_or_get_the_error_they_would_get_anyway(
 
 def test_the_connection_exposes_the_servers_limits() -> None:
     server = Server(Stdio, limits=Limits(max_stdio_requests=7))
-    assert server.stdio_session().limits is server.engine.limits
-    assert server.stdio_session().limits.max_stdio_requests == 7
+    assert server.stdio_connection().limits is server.engine.limits
+    assert server.stdio_connection().limits.max_stdio_requests == 7
 
 
 def test_a_cancelled_request_sends_no_further_notifications() -> None:
@@ -844,7 +844,7 @@ def test_a_failing_admission_is_an_internal_error() -> None:
 
 
 def test_progress_and_log_notifications_are_written_before_the_result_in_order() -> None:
-    client = Client(Server(Stdio).stdio_session(), slow_notifications=True)
+    client = Client(Server(Stdio).stdio_connection(), slow_notifications=True)
     meta = {"progressToken": "p", "io.modelcontextprotocol/logLevel": "warning"}
 
     async def scenario() -> None:
@@ -875,7 +875,7 @@ def test_progress_and_log_notifications_are_written_before_the_result_in_order()
 
 def test_a_2025_request_gets_progress_and_info_level_logs() -> None:
     """2025 requests carry no log level: the logger's minimum is ``info``."""
-    client = Client(Server(Stdio).stdio_session(), slow_notifications=True)
+    client = Client(Server(Stdio).stdio_connection(), slow_notifications=True)
 
     async def scenario() -> None:
         meta = {"progressToken": 7}
@@ -894,7 +894,7 @@ def test_a_2025_request_gets_progress_and_info_level_logs() -> None:
     run(scenario)
 
 
-def test_logging_set_level_is_remembered_for_the_stdio_session() -> None:
+def test_logging_set_level_is_remembered_for_the_stdio_connection() -> None:
     client = connect()
 
     async def scenario() -> None:
@@ -936,7 +936,7 @@ async def serve_lines(
     async def collect(chunk: bytes) -> None:
         out.extend(chunk)
 
-    session = server.stdio_session()
+    session = server.stdio_connection()
     limit = server.engine.limits.max_request_bytes
     served = asyncio.create_task(
         serve_stdio(session, reader, collect, max_line_bytes=limit, grace_seconds=grace_seconds)

@@ -15,7 +15,8 @@ import importlib.util
 import ipaddress
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Final, Literal, TypeAlias
 
 from mcpkit.errors import ConfigurationError
@@ -35,7 +36,7 @@ from mcpkit.server import (
 )
 from mcpkit.transports import McpApp
 
-__all__ = ["Server", "registry_of"]
+__all__ = ["EventLoop", "Server", "registry_of"]
 
 log = logging.getLogger("mcpkit")
 
@@ -92,8 +93,59 @@ async def _serving(server: Any) -> None:
         raise OSError("mcpkit: the HTTP server could not start") from None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Settings:
+    """Everything a ``Server`` is built from besides its registry, held in this one place so
+    that ``configured()`` derives its copy with ``replace`` instead of replaying the
+    constructor's arguments."""
+
+    host: str
+    port: int
+    loop: EventLoop
+    drain_seconds: float
+    engine: EngineSettings
+    """The engine's part; its ``port`` is ``port``, or ``None`` while that is 0 (the real port
+    is known once bound)."""
+
+
+def _check(
+    host: str,
+    port: int,
+    allowed_hosts: Collection[str],
+    limits: Limits,
+    loop: EventLoop,
+    drain_seconds: float,
+) -> None:
+    """The constructor's refusals, in its order; ``configured()`` applies them again, as the
+    values it changes are the caller's."""
+    if not isinstance(host, str) or not _is_host(host):
+        raise ConfigurationError("Server: host must be an IP address or a host name")
+    if type(port) is not int or not 0 <= port <= 65_535:
+        raise ConfigurationError("Server: port must be an int from 0 to 65535")
+    if host not in _LOOPBACK and not allowed_hosts:
+        raise ConfigurationError(
+            "Server: binding a non-loopback host requires allowed_hosts (the Host names "
+            "clients use), so that DNS rebinding cannot reach the server"
+        )
+    if not isinstance(limits, Limits):
+        raise ConfigurationError("Server: limits must be a Limits")
+    if loop not in _EVENT_LOOPS:
+        raise ConfigurationError("Server: loop must be 'asyncio' or 'uvloop'")
+    if loop == "uvloop" and importlib.util.find_spec("uvloop") is None:
+        raise ConfigurationError("Server: loop='uvloop' needs the uvloop package installed")
+    if (
+        isinstance(drain_seconds, bool)
+        or not isinstance(drain_seconds, (int, float))
+        or not 0 <= drain_seconds <= 3_600
+    ):
+        raise ConfigurationError("Server: drain_seconds must be a number from 0 to 3600")
+
+
 class Server:
     """An MCP server for one registry; see the module docstring."""
+
+    registry: EndpointRegistry
+    engine: Engine
 
     def __init__(
         self,
@@ -115,64 +167,53 @@ class Server:
         loop: EventLoop = "asyncio",
         drain_seconds: float = 30.0,
     ) -> None:
-        if not isinstance(host, str) or not _is_host(host):
-            raise ConfigurationError("Server: host must be an IP address or a host name")
-        if type(port) is not int or not 0 <= port <= 65_535:
-            raise ConfigurationError("Server: port must be an int from 0 to 65535")
-        hosts = tuple(allowed_hosts)
-        if host not in _LOOPBACK and not hosts:
-            raise ConfigurationError(
-                "Server: binding a non-loopback host requires allowed_hosts (the Host names "
-                "clients use), so that DNS rebinding cannot reach the server"
-            )
-        if not isinstance(limits, Limits):
-            raise ConfigurationError("Server: limits must be a Limits")
-        if loop not in _EVENT_LOOPS:
-            raise ConfigurationError("Server: loop must be 'asyncio' or 'uvloop'")
-        if loop == "uvloop" and importlib.util.find_spec("uvloop") is None:
-            raise ConfigurationError("Server: loop='uvloop' needs the uvloop package installed")
-        if (
-            isinstance(drain_seconds, bool)
-            or not isinstance(drain_seconds, (int, float))
-            or not 0 <= drain_seconds <= 3_600
-        ):
-            raise ConfigurationError("Server: drain_seconds must be a number from 0 to 3600")
-        self.registry = registry_of(target)
-        self.host = host
-        self.port = port
-        self.loop: EventLoop = loop
-        self._options: dict[str, Any] = {
-            "allowed_hosts": hosts,
-            "cors": cors,
-            "admission": admission,
-            "interceptor": interceptor,
-            "sanitizer": sanitizer,
-            "limits": limits,
-            "page_size": page_size,
-            "tool_list_cache": tool_list_cache,
-            "prompt_list_cache": prompt_list_cache,
-            "discover_cache": discover_cache,
-            "keyring": keyring,
-        }
-        self.drain_seconds = float(drain_seconds)
-        self.engine: Engine = build_engine(
-            self.registry,
-            EngineSettings(
-                limits=limits,
-                allowed_hosts=frozenset(hosts),
-                port=port or None,
-                cors=cors,
-                admission=admission,
-                interceptor=interceptor,
-                sanitizer=sanitizer,
-                page_size=page_size,
-                tool_list_cache=tool_list_cache,
-                prompt_list_cache=prompt_list_cache,
-                discover_cache=discover_cache,
-                keyring=keyring,
+        hosts = tuple(allowed_hosts)  # once: it may be an iterator
+        _check(host, port, hosts, limits, loop, drain_seconds)
+        registry = registry_of(target)
+        engine = EngineSettings(
+            limits=limits,
+            allowed_hosts=frozenset(hosts),
+            port=port or None,
+            cors=cors,
+            admission=admission,
+            interceptor=interceptor,
+            sanitizer=sanitizer,
+            page_size=page_size,
+            tool_list_cache=tool_list_cache,
+            prompt_list_cache=prompt_list_cache,
+            discover_cache=discover_cache,
+            keyring=keyring,
+        )
+        self._build(
+            registry,
+            _Settings(
+                host=host, port=port, loop=loop, drain_seconds=float(drain_seconds), engine=engine
             ),
         )
+
+    def _build(self, registry: EndpointRegistry, settings: _Settings) -> None:
+        """The constructor's second half, from checked settings; ``configured()`` starts here."""
+        self.registry = registry
+        self._settings = settings
+        self.engine = build_engine(registry, settings.engine)
         self._app = McpApp(self.engine)
+
+    @property
+    def host(self) -> str:
+        return self._settings.host
+
+    @property
+    def port(self) -> int:
+        """The port asked for; 0 stays 0 once bound (``engine.port`` has the real one)."""
+        return self._settings.port
+
+    @property
+    def loop(self) -> EventLoop:
+        return self._settings.loop
+
+    @property
+    def drain_seconds(self) -> float:
+        return self._settings.drain_seconds
 
     def __repr__(self) -> str:
         return f"<Server {self.host}:{self.port} {len(self.registry)} endpoints>"
@@ -186,15 +227,27 @@ class Server:
         drain_seconds: float | None = None,
     ) -> Server:
         """The same server on another address, loop or drain budget (what ``mcpkit serve
-        --host/--port/--loop/--drain`` uses)."""
-        return Server(
+        --host/--port/--loop/--drain`` uses), with a new engine: the port is one of its
+        settings."""
+        now = self._settings
+        host = now.host if host is None else host
+        port = now.port if port is None else port
+        loop = now.loop if loop is None else loop
+        drain = now.drain_seconds if drain_seconds is None else drain_seconds
+        _check(host, port, now.engine.allowed_hosts, now.engine.limits, loop, drain)
+        server = Server.__new__(Server)  # the settings are checked and whole: no __init__
+        server._build(
             self.registry,
-            host=self.host if host is None else host,
-            port=self.port if port is None else port,
-            loop=self.loop if loop is None else loop,
-            drain_seconds=self.drain_seconds if drain_seconds is None else drain_seconds,
-            **self._options,
+            replace(
+                now,
+                host=host,
+                port=port,
+                loop=loop,
+                drain_seconds=float(drain),
+                engine=replace(now.engine, port=port or None),
+            ),
         )
+        return server
 
     def asgi(self) -> McpApp:
         """The pure ASGI app; it needs no lifespan events and mounts anywhere."""
@@ -231,7 +284,7 @@ class Server:
             # the middleware that reads them costs a layer per request.
             proxy_headers=False,
         )
-        from mcpkit.cli._lifecycle import GracefulServer
+        from mcpkit.serving._lifecycle import GracefulServer
 
         return GracefulServer(config, self.engine, self.drain_seconds)
 
@@ -259,7 +312,7 @@ class Server:
         server.reraise_signals = False
         server.run()
 
-    def stdio_session(self, path: str | None = None) -> StdioConnection:
+    def stdio_connection(self, path: str | None = None) -> StdioConnection:
         """A stdio session for the endpoint at ``path`` (the only endpoint by default)."""
         endpoints = list(self.registry)
         if path is None:
@@ -278,7 +331,7 @@ class Server:
         still running after the grace period were cut off (answered as overloaded)."""
         from mcpkit.transports import run_stdio
 
-        self.stdio_session(path)  # refuse a bad path before touching stdin
+        self.stdio_connection(path)  # refuse a bad path before touching stdin
         return run_stdio(
-            lambda: self.stdio_session(path), max_line_bytes=self.engine.limits.max_request_bytes
+            lambda: self.stdio_connection(path), max_line_bytes=self.engine.limits.max_request_bytes
         )

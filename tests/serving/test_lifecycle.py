@@ -30,7 +30,7 @@ from mcpkit import (
     endpoint,
     tool,
 )
-from mcpkit.cli._lifecycle import GracefulServer
+from mcpkit.serving._lifecycle import GracefulServer
 from mcpkit.testing import modern_headers, modern_request
 
 WAIT = 10.0

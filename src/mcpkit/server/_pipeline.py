@@ -1,0 +1,359 @@
+"""The request pipeline from the message bytes on, the same for every transport.
+
+``Pipeline.handle`` takes one message through strict JSON, the envelope, the revision and
+``_meta`` (groups 5-9), the params (10) and admission (11), hands an admitted request to
+``Operations`` (groups 12-17) and gives the outcome to the transport's ``Channel``: a
+JSON-RPC message to write, a notification to stream, or a refusal.  The HTTP front runs its own
+groups 1-4 (limits, route, Host, Origin, method, media types) first; the stdio connection has
+none.  Each transport remembers what it must between messages in its ``Conversation``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import logging
+from collections.abc import Awaitable, Sequence
+from typing import Final, Protocol
+
+from mcpkit.errors import (
+    InternalError,
+    InvalidRequest,
+    Overloaded,
+    ProtocolError,
+    UnsupportedProtocolVersion,
+)
+from mcpkit.json import JsonObject, decode
+from mcpkit.limits import Limits
+from mcpkit.model import CancellationToken, Revision
+from mcpkit.protocol import (
+    META_KEY,
+    PROTOCOL_VERSION_KEY,
+    Envelope,
+    HeaderFields,
+    MessageKind,
+    RequestMeta,
+    check_method_headers,
+    error_message,
+    is_stateless_version,
+    negotiate,
+    parse_envelope,
+    profile,
+    read_meta,
+    readable_id,
+    select_handshake,
+    select_stateless,
+    supported,
+    wire_error,
+)
+from mcpkit.server._call import Call, Runtime
+from mcpkit.server._conversation import Conversation
+from mcpkit.server._http import HttpRequest
+from mcpkit.server._operations import Operations, read_params
+from mcpkit.server._policy import AdmissionController, AdmissionRequest, Admitted, Rejected
+
+__all__ = ["Answer", "Channel", "Pipeline", "Refused", "Selection"]
+
+log = logging.getLogger("mcpkit.server")
+
+_NO_PARAMS: Final = JsonObject()
+_EVERYONE: Final = Admitted()  # without an admission controller: anonymous, no partition
+_CANCELLED: Final = "notifications/cancelled"
+
+
+class Answer(Exception):
+    """Stop the pipeline with a response of the transport's own: a status, headers and
+    optionally an id-less JSON-RPC error body (HTTP writes it; stdio writes only a body)."""
+
+    def __init__(
+        self,
+        status: int,
+        extra: Sequence[tuple[bytes, bytes]] = (),
+        message: bytes | None = None,
+    ) -> None:
+        super().__init__(status)
+        self.status = status
+        self.extra = tuple(extra)
+        self.message = message
+
+
+class Refused(Exception):
+    """A refusal found after the revision was chosen: mapped for that revision."""
+
+    def __init__(self, error: ProtocolError, revision: Revision) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.revision = revision
+
+
+class Selection:
+    """The outcome of groups 6-9 for one message: its envelope, revision and ``_meta``."""
+
+    __slots__ = ("envelope", "meta", "revision")
+
+    def __init__(self, envelope: Envelope, revision: Revision, meta: RequestMeta) -> None:
+        self.envelope = envelope
+        self.revision = revision
+        self.meta = meta
+
+
+class Channel(Protocol):
+    """Where the pipeline's outcome for one message goes: the transport's side.
+
+    The pipeline calls ``opened`` once the envelope is read, then exactly one of ``refuse``,
+    ``accepted`` or ``finish`` (after ``run``, for a request it dispatched)."""
+
+    @property
+    def disconnected(self) -> asyncio.Event:
+        """Set once nothing more is to be written for the request: the client left (HTTP) or
+        cancelled it, or the server stopped it (stdio)."""
+
+    def opened(self, envelope: Envelope) -> None:
+        """The message is ``envelope`` (a request, a notification or a response)."""
+
+    def notify(self, message: bytes) -> None:
+        """A notification for the request, from any thread; see ``Responder.notify``."""
+
+    async def run(self, work: Awaitable[bytes], token: CancellationToken) -> bytes:
+        """Await the dispatched request; ``token`` is its handler's cancellation token."""
+
+    async def finish(self, status: int, message: bytes) -> None:
+        """Write the request's answer (a result or an error) with HTTP ``status``."""
+
+    async def refuse(
+        self, status: int, message: bytes | None, extra: Sequence[tuple[bytes, bytes]] = ()
+    ) -> None:
+        """Refuse the message before dispatch: HTTP ``status`` and ``extra`` headers, and the
+        JSON-RPC error ``message`` when there is one."""
+
+    async def accepted(self) -> None:
+        """The message was a notification or a response and needs no answer (HTTP 202)."""
+
+
+class Pipeline:
+    """The transport-neutral groups, over the endpoints' runtimes and the operations."""
+
+    def __init__(
+        self,
+        operations: Operations,
+        *,
+        limits: Limits,
+        admission: AdmissionController | None,
+    ) -> None:
+        self.operations = operations
+        self.limits = limits
+        self._admission = admission
+        self.stopping = False
+        """Set by a graceful stop: every new request is answered ``Overloaded``."""
+
+    async def handle(
+        self,
+        runtime: Runtime,
+        body: bytes,
+        channel: Channel,
+        conversation: Conversation,
+        headers: HeaderFields | None = None,
+        http: HttpRequest | None = None,
+    ) -> None:
+        """Take one message through the pipeline; ``headers`` and ``http`` are the HTTP
+        request's (``None`` off HTTP)."""
+        revision: Revision | None = None
+        request_id: str | int | None = None
+        try:
+            value = decode(body, limits=self.limits)
+            try:
+                envelope = parse_envelope(value)
+            except InvalidRequest:
+                request_id = readable_id(value)
+                raise
+            request_id = envelope.id
+            kind = envelope.kind
+            channel.opened(envelope)
+            if kind is MessageKind.RESPONSE:
+                await channel.accepted()
+                return
+            if kind is MessageKind.NOTIFICATION and headers is None:
+                # Off HTTP nothing can answer a notification, so nothing refuses one: no
+                # revision check and no admission (a client's cancel must not wait on either).
+                self._notified(envelope, conversation)
+                return
+            selection = self.select(runtime, envelope, headers, conversation)
+            revision = selection.revision
+            method = envelope.method or ""
+            params = envelope.params or _NO_PARAMS
+            args = None
+            if kind is MessageKind.REQUEST:
+                if self.stopping:
+                    raise Overloaded()
+                args = read_params(revision, method, params)
+            if self._admission is None:
+                admitted = _EVERYONE  # no coroutine to build and await
+            else:
+                decision = await self._admit(runtime, selection, http)
+                if isinstance(decision, Rejected):
+                    body_ = None
+                    if decision.error is not None and kind is MessageKind.REQUEST:
+                        body_ = error_message(request_id, decision.error)
+                    rejected = [
+                        (name.encode("latin-1"), value.encode("latin-1"))
+                        for name, value in decision.headers
+                    ]
+                    await channel.refuse(decision.status, body_, rejected)
+                    return
+                if channel.disconnected.is_set():
+                    return  # cancelled, or the server stopped, while it was admitted
+                admitted = decision
+            if kind is MessageKind.NOTIFICATION:
+                self._notified(envelope, conversation)
+                await channel.accepted()
+                return
+            assert request_id is not None  # a request always has one
+            token = CancellationToken()
+            call = Call(
+                runtime,
+                revision,
+                request_id,
+                method,
+                params,
+                args,
+                selection.meta,
+                http,
+                () if http is None else http.headers,
+                admitted.identity,
+                channel.notify,
+                asyncio.get_running_loop().time() + self.limits.request_timeout_seconds,
+                channel.disconnected,
+                token,
+                conversation,
+                admitted.authorization,
+            )
+            try:
+                message = await channel.run(self.operations.dispatch(call), token)
+            except Exception as error:
+                if channel.disconnected.is_set():
+                    return  # nothing more is written for it
+                if not isinstance(error, ProtocolError):
+                    log.error("mcpkit: request failed with %s", type(error).__name__)
+                    error = InternalError()
+                status, written = wire_error(error, revision)
+                await channel.finish(status, error_message(request_id, written))
+                return
+            await channel.finish(200, message)
+        except Refused as refused:
+            status, written = wire_error(refused.error, refused.revision)
+            await channel.refuse(status, error_message(request_id, written))
+        except ProtocolError as error:
+            status, written = wire_error(error, revision)
+            await channel.refuse(status, error_message(request_id, written))
+        except Answer as answer:
+            await channel.refuse(answer.status, answer.message, answer.extra)
+
+    def select(
+        self,
+        runtime: Runtime,
+        envelope: Envelope,
+        headers: HeaderFields | None,
+        conversation: Conversation,
+    ) -> Selection:
+        """Groups 7-9: routing headers (HTTP, stateless revisions), the revision and
+        ``_meta``; ``headers`` is ``None`` off HTTP."""
+        served = runtime.endpoint.revisions
+        params = envelope.params
+        method = envelope.method or ""
+        header_version = None if headers is None else headers.get("mcp-protocol-version")
+        # The ``_meta`` version, if it is a string, is enough to choose the path; the full
+        # ``_meta`` check comes once the revision is known.
+        meta_value = None if params is None else params.get(META_KEY)
+        peeked = (
+            meta_value.get(PROTOCOL_VERSION_KEY) if isinstance(meta_value, JsonObject) else None
+        )
+        stateless = is_stateless_version(
+            header_version, peeked if isinstance(peeked, str) else None
+        )
+        if not stateless and not _has_handshake(served) and method == "initialize":
+            # A handshake client at a stateless-only endpoint: name the versions it could use.
+            requested = None if params is None else params.get("protocolVersion")
+            raise UnsupportedProtocolVersion(supported(served), requested)
+        if stateless or not _has_handshake(served):
+            if envelope.kind is MessageKind.NOTIFICATION:
+                if header_version is not None and header_version not in supported(served):
+                    raise Answer(400)
+                return Selection(envelope, _newest(served), read_meta(params))
+            meta = read_meta(params)
+            if headers is not None:
+                check_method_headers(method, params, headers, limits=self.limits)
+                revision = select_stateless(header_version, meta, served)
+            else:
+                revision = select_stateless(meta.protocol_version, meta, served)
+            return Selection(envelope, revision, meta)
+        revision = _handshake_revision(envelope, header_version, served, conversation.revision)
+        try:
+            meta = read_meta(params)
+        except ProtocolError as error:
+            raise Refused(error, revision) from None
+        return Selection(envelope, revision, meta)
+
+    @staticmethod
+    def _notified(envelope: Envelope, conversation: Conversation) -> None:
+        """A notification the server acts on: a cancel stops the conversation's request."""
+        if envelope.method == _CANCELLED and envelope.params is not None:
+            conversation.cancel(envelope.params.get("requestId"))
+
+    async def _admit(
+        self, runtime: Runtime, selection: Selection, request: HttpRequest | None
+    ) -> Admitted | Rejected:
+        admission = self._admission
+        assert admission is not None  # the caller asked
+        asked = AdmissionRequest(
+            endpoint=runtime.endpoint,
+            http_request=request,
+            revision=selection.revision,
+            method=selection.envelope.method or "",
+            notification=selection.envelope.kind is MessageKind.NOTIFICATION,
+        )
+        try:
+            decision = admission(asked)
+            if inspect.isawaitable(decision):
+                decision = await decision
+        except Exception as error:
+            log.error("mcpkit: admission controller raised %s", type(error).__name__)
+            raise InternalError() from None
+        if not isinstance(decision, (Admitted, Rejected)):
+            log.error("mcpkit: admission controller returned %s", type(decision).__name__)
+            raise InternalError()
+        return decision
+
+
+def _handshake_revision(
+    envelope: Envelope,
+    header_version: str | None,
+    served: frozenset[Revision],
+    negotiated: Revision | None,
+) -> Revision:
+    """A handshake-era message's revision: ``initialize`` negotiates it; later messages name
+    it in ``MCP-Protocol-Version`` or count on what the conversation negotiated."""
+    params = envelope.params
+    if envelope.method == "initialize":
+        if header_version is not None:
+            select_handshake(header_version, served)
+        requested = None if params is None else params.get("protocolVersion")
+        return negotiate(requested, served)
+    if header_version is None and negotiated is not None:
+        return negotiated
+    if envelope.kind is MessageKind.NOTIFICATION:
+        try:
+            return select_handshake(header_version, served)
+        except UnsupportedProtocolVersion:
+            raise Answer(400) from None
+    return select_handshake(header_version, served)
+
+
+# An endpoint's revisions are one of a few fixed sets: the answer is computed once per set.
+@functools.cache
+def _has_handshake(served: frozenset[Revision]) -> bool:
+    return any(not profile(revision).stateless for revision in served)
+
+
+def _newest(served: frozenset[Revision]) -> Revision:
+    return max(served, key=lambda revision: revision.wire)

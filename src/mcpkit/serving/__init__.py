@@ -1,0 +1,13 @@
+"""``mcpkit.Server``: a registry served over the embedded HTTP server or stdio (layer 7).
+
+Its own layer so that the command line (layer 8) is only a front end: an application that
+serves from Python and one that runs ``mcpkit serve`` get the same server.  ``GracefulServer``
+(``mcpkit.serving._lifecycle``) is not imported here: it loads uvicorn, which ``asgi()`` and
+stdio do not need.
+"""
+
+from mcpkit.serving._server import EventLoop as EventLoop
+from mcpkit.serving._server import Server as Server
+from mcpkit.serving._server import registry_of as registry_of
+
+__all__ = ("EventLoop", "Server", "registry_of")

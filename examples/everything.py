@@ -23,7 +23,7 @@ Fixtures left out, because they need features mcpkit does not have yet:
 * ``test_sampling``, ``test_elicitation``, ``test_elicitation_sep1034_defaults`` and
   ``test_elicitation_sep1330_enums``: they send ``sampling/createMessage`` or
   ``elicitation/create`` to a 2025 client on the request's own stream; mcpkit sends no
-  server-to-client requests (the legacy adaptation of multi-round input is another issue).
+  server-to-client requests (the 2025 adaptation of multi-round input is another issue).
 * ``test_reconnection``: resumable SSE streams (event ids, ``retry``, ``Last-Event-ID``) are
   not supported.
 * ``test_trigger_tool_change`` and ``test_trigger_prompt_change``: endpoints are immutable and

@@ -54,7 +54,7 @@ from mcpkit import (
 from mcpkit.json import JsonObject, from_python
 from mcpkit.model import ToolShape
 from mcpkit.schema import Outcome
-from mcpkit.testing import TestClient, legacy_request, modern_headers, modern_request
+from mcpkit.testing import TestClient, handshake_request, stateless_headers, stateless_request
 
 from .wire import assert_valid
 
@@ -590,14 +590,16 @@ LEGACY = (Revision.V2025_06_18, Revision.V2025_11_25)
 def modern(client: TestClient, method: str, params: dict[str, object], name: str | None = None,
            **headers: str) -> Any:  # fmt: skip
     response = client.post(
-        "/mcp", modern_request(method, params), headers={**modern_headers(method, name), **headers}
+        "/mcp",
+        stateless_request(method, params),
+        headers={**stateless_headers(method, name), **headers},
     )
     return response
 
 
 def legacy(client: TestClient, revision: Revision, method: str, params: dict[str, object]) -> Any:
     return client.post(
-        "/mcp", legacy_request(method, params), headers={"MCP-Protocol-Version": revision.wire}
+        "/mcp", handshake_request(method, params), headers={"MCP-Protocol-Version": revision.wire}
     )
 
 
@@ -743,14 +745,14 @@ def test_streaming_elicitation_asks_through_an_input_required_result(client: Tes
     """No independent server-to-client request on 2026-07-28: the elicitation is an
     ``inputRequests`` entry of the result, and the retry with the answer completes."""
     params: dict[str, object] = {"name": "test_streaming_elicitation", "arguments": {}}
-    request = modern_request("tools/call", params, capabilities={"elicitation": {}})
-    headers = modern_headers("tools/call", "test_streaming_elicitation")
+    request = stateless_request("tools/call", params, capabilities={"elicitation": {}})
+    headers = stateless_headers("tools/call", "test_streaming_elicitation")
     asked = client.post("/mcp", request, headers=headers)
     assert asked.status == 200
     result: Any = cast(Any, asked.json)["result"]
     assert result["resultType"] == "input_required"
     assert result["inputRequests"]["confirm"]["method"] == "elicitation/create"
-    retry = modern_request(
+    retry = stateless_request(
         "tools/call",
         {
             **params,
@@ -763,7 +765,7 @@ def test_streaming_elicitation_asks_through_an_input_required_result(client: Tes
     assert cast(Any, done.json)["result"]["content"] == [
         {"type": "text", "text": "Elicitation answered: accept"}
     ]
-    refused = client.post("/mcp", modern_request("tools/call", params, id=3), headers=headers)
+    refused = client.post("/mcp", stateless_request("tools/call", params, id=3), headers=headers)
     assert refused.status == 400
     refusal: Any = refused.json
     assert refusal["error"]["code"] == -32021
@@ -901,8 +903,8 @@ def send(
         request_id = next(_request_ids)
     response = client.post(
         "/mcp",
-        modern_request(method, params, id=request_id, capabilities=capabilities),
-        headers=modern_headers(method, name),
+        stateless_request(method, params, id=request_id, capabilities=capabilities),
+        headers=stateless_headers(method, name),
     )
     assert_valid(MODERN.wire, method, response.messages)
     assert response.header("content-type") == "application/json"
@@ -1280,8 +1282,8 @@ def test_mrtr_a_conditional_refusal_after_a_log_message_is_still_400() -> None:
         }
         response = asking.post(
             "/mcp",
-            modern_request("tools/call", params),
-            headers=modern_headers("tools/call", "log_then_ask"),
+            stateless_request("tools/call", params),
+            headers=stateless_headers("tools/call", "log_then_ask"),
         )
         assert_valid(MODERN.wire, "tools/call", response.messages)
         assert response.status == 400

@@ -27,7 +27,7 @@ import pytest
 from mcpkit import Server
 from mcpkit.cli import load_target, main
 from mcpkit.json import from_python
-from mcpkit.testing import modern_headers, modern_request
+from mcpkit.testing import stateless_headers, stateless_request
 
 from ..wire import assert_valid
 
@@ -470,9 +470,9 @@ def free_port() -> int:
 def discover(port: int) -> tuple[int, bytes] | None:
     """POST ``server/discover``; ``None`` while nothing listens."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2.0)
-    body = json.dumps(modern_request("server/discover")).encode()
+    body = json.dumps(stateless_request("server/discover")).encode()
     try:
-        connection.request("POST", "/mcp", body, modern_headers("server/discover"))
+        connection.request("POST", "/mcp", body, stateless_headers("server/discover"))
         response = connection.getresponse()
         return response.status, response.read()
     except OSError:
@@ -558,7 +558,7 @@ def serve_stdio_process(tmp_path: Path, command: list[str], *names: str) -> tupl
     target.write_text(STDIO_TARGET)
     stdin = b"".join(
         json.dumps(
-            modern_request("tools/call", {"name": name, "arguments": {"text": "hi"}}, id=n)
+            stateless_request("tools/call", {"name": name, "arguments": {"text": "hi"}}, id=n)
         ).encode()
         + b"\n"
         for n, name in enumerate(names, 1)

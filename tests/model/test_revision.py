@@ -84,8 +84,8 @@ def test_parse_refuses_non_strings_RV_01(value: object) -> None:
 
 def test_legacy_revisions_RV_01() -> None:
     """The two 2025 revisions are legacy (initialize negotiation); 2026-07-28 is not."""
-    assert [r for r in Revision if r.is_legacy] == [Revision.V2025_06_18, Revision.V2025_11_25]
-    assert not Revision.V2026_07_28.is_legacy
+    assert [r for r in Revision if r.has_handshake] == [Revision.V2025_06_18, Revision.V2025_11_25]
+    assert not Revision.V2026_07_28.has_handshake
 
 
 def test_a_revision_is_not_a_string_RV_01() -> None:

@@ -25,7 +25,7 @@ from mcpkit.protocol._request_meta import (
     LogLevel,
     RequestMeta,
     read_meta,
-    require_modern,
+    require_stateless,
 )
 
 CANARY = "CANARY-SECRET"
@@ -127,7 +127,7 @@ def test_full_meta() -> None:
         "tracestate": "congo=t61rcWkgMzE",
         "baggage": "userId=alice",
     }
-    require_modern(meta)
+    require_stateless(meta)
 
 
 def test_members_absent_are_none() -> None:
@@ -221,13 +221,13 @@ def test_trace_is_read_only() -> None:
         trace["baggage"] = "y"  # type: ignore[index]
 
 
-# --- require_modern -----------------------------------------------------------------------
+# --- require_stateless -----------------------------------------------------------------------
 
 
 def test_require_modern() -> None:
     version: dict[str, object] = {PROTOCOL_VERSION_KEY: "2026-07-28"}
     capabilities: dict[str, object] = {CLIENT_CAPABILITIES_KEY: {}}
-    require_modern(read_meta(params_with({**version, **capabilities})))
+    require_stateless(read_meta(params_with({**version, **capabilities})))
     for meta in (
         read_meta(None),
         read_meta(params_with({})),
@@ -236,7 +236,7 @@ def test_require_modern() -> None:
         read_meta(params_with({**capabilities, CLIENT_INFO_KEY: {"name": "c", "version": "1"}})),
     ):
         with pytest.raises(InvalidParams) as caught:
-            require_modern(meta)
+            require_stateless(meta)
         assert (caught.value.jsonrpc_code, caught.value.http_status) == (-32602, 400)
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcpkit.testing import modern_headers, modern_request
+from mcpkit.testing import stateless_headers, stateless_request
 
 APP = Path(__file__).resolve().parent / "hostile_app.py"
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,8 +129,8 @@ def request_bytes(
     params: dict[str, object] = {"name": tool, "arguments": dict(arguments)}
     if progress:
         params["_meta"] = {"progressToken": f"p{id}"}
-    body = json.dumps(modern_request("tools/call", params, id=id)).encode()
-    headers = {**modern_headers("tools/call", tool), "Host": f"127.0.0.1:{port}"}
+    body = json.dumps(stateless_request("tools/call", params, id=id)).encode()
+    headers = {**stateless_headers("tools/call", tool), "Host": f"127.0.0.1:{port}"}
     head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
     return f"POST /mcp HTTP/1.1\r\n{head}Content-Length: {len(body)}\r\n\r\n".encode() + body
 

@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from mcpkit.testing import modern_request
+from mcpkit.testing import stateless_request
 
 from .harness import APP, ROOT
 
@@ -49,7 +49,7 @@ def test_a_flood_of_requests_is_answered_within_bounded_memory() -> None:
     count = 100_000
     process = start()
     assert process.stdin is not None and process.stdout is not None
-    process.stdin.write(line(modern_request("tools/list", id=0)))
+    process.stdin.write(line(stateless_request("tools/list", id=0)))
     process.stdin.flush()
     assert json.loads(process.stdout.readline())["id"] == 0
     idle_peak = peak_rss_kib(process.pid)
@@ -68,7 +68,9 @@ def test_a_flood_of_requests_is_answered_within_bounded_memory() -> None:
 
     reader = threading.Thread(target=read)
     reader.start()
-    flood = b"".join(line(modern_request("tools/list", id=index)) for index in range(1, count + 1))
+    flood = b"".join(
+        line(stateless_request("tools/list", id=index)) for index in range(1, count + 1)
+    )
     process.stdin.write(flood)
     process.stdin.flush()
     deadline = time.monotonic() + 120
@@ -89,8 +91,8 @@ def test_a_flood_of_requests_is_answered_within_bounded_memory() -> None:
 def test_end_of_input_answers_what_is_still_running_and_exits_non_zero() -> None:
     process = start()
     assert process.stdin is not None
-    call = modern_request("tools/call", {"name": "sleepy", "arguments": {"seconds": 60}}, id=7)
-    quick = modern_request("tools/call", {"name": "quick", "arguments": {}}, id=8)
+    call = stateless_request("tools/call", {"name": "sleepy", "arguments": {"seconds": 60}}, id=7)
+    quick = stateless_request("tools/call", {"name": "quick", "arguments": {}}, id=8)
     started = time.monotonic()
     out, err = process.communicate(line(call) + line(quick), timeout=30)
     assert time.monotonic() - started < 15  # the 5 s grace, not the tool's 60 s
@@ -103,7 +105,7 @@ def test_end_of_input_answers_what_is_still_running_and_exits_non_zero() -> None
 
 def test_end_of_input_after_everything_is_answered_exits_zero() -> None:
     process = start()
-    quick = modern_request("tools/call", {"name": "quick", "arguments": {}}, id=1)
+    quick = stateless_request("tools/call", {"name": "quick", "arguments": {}}, id=1)
     out, err = process.communicate(line(quick), timeout=30)
     assert json.loads(out)["result"]["content"] == [{"type": "text", "text": "quick"}]
     assert process.returncode == 0

@@ -33,9 +33,9 @@ from mcpkit import (
 from mcpkit.testing import (
     TestClient,
     TestResponse,
-    legacy_request,
-    modern_headers,
-    modern_request,
+    handshake_request,
+    stateless_headers,
+    stateless_request,
 )
 
 from ..wire import assert_valid
@@ -186,8 +186,8 @@ def request(
     if meta is not None:
         params["_meta"] = meta
     if revision == MODERN:
-        return modern_request("tools/call", params), modern_headers("tools/call", name)
-    return legacy_request("tools/call", params), {"MCP-Protocol-Version": revision}
+        return stateless_request("tools/call", params), stateless_headers("tools/call", name)
+    return handshake_request("tools/call", params), {"MCP-Protocol-Version": revision}
 
 
 def call(client: TestClient, revision: str, name: str) -> TestResponse:

@@ -33,7 +33,7 @@ from mcpkit import (
 from mcpkit.server import HttpRequest
 from mcpkit.server._invoke import Proceeded
 from mcpkit.server._stream import Responder
-from mcpkit.testing import TestClient, legacy_request, modern_headers, modern_request
+from mcpkit.testing import TestClient, handshake_request, stateless_headers, stateless_request
 
 from ..wire import assert_valid
 
@@ -109,11 +109,11 @@ def post(
 ) -> Any:
     if revision is MODERN:
         name = params.get("name", params.get("uri"))
-        request = modern_request(method, params, capabilities=capabilities)
-        response = client.post(PATH, request, headers=modern_headers(method, name))
+        request = stateless_request(method, params, capabilities=capabilities)
+        response = client.post(PATH, request, headers=stateless_headers(method, name))
     else:
         response = client.post(
-            PATH, legacy_request(method, params), headers={"MCP-Protocol-Version": revision.wire}
+            PATH, handshake_request(method, params), headers={"MCP-Protocol-Version": revision.wire}
         )
     assert_valid(revision.wire, method, response.messages)
     return response
@@ -214,7 +214,7 @@ def test_a_duplicated_content_type_is_refused_before_the_body_is_read(
         ("accept", "application/json, text/event-stream"),
         ("host", "127.0.0.1:8000"),
     ]
-    response = client.post(PATH, legacy_request("ping"), headers=headers, default_headers=False)
+    response = client.post(PATH, handshake_request("ping"), headers=headers, default_headers=False)
     assert response.status == 400
     assert response.json == {
         "jsonrpc": "2.0",
@@ -416,7 +416,7 @@ def test_a_removed_method_is_not_found_whatever_its_params(client: TestClient) -
     """server-stateless: ``logging/setLevel`` on 2026-07-28 is -32601 with HTTP 404, even
     without the ``level`` a 2025 request would need (the params check is the revision's)."""
     response = client.post(
-        PATH, modern_request("logging/setLevel"), headers=modern_headers("logging/setLevel")
+        PATH, stateless_request("logging/setLevel"), headers=stateless_headers("logging/setLevel")
     )
     assert (response.status, cast(Any, response.json)["error"]["code"]) == (404, -32601)
 
@@ -504,8 +504,8 @@ def test_host_answers_are_remembered_but_bounded(monkeypatch: pytest.MonkeyPatch
     import mcpkit.server._engine as engine_module
 
     server = mcpkit.Server(Edges)
-    body = modern_request("tools/list")
-    headers = modern_headers("tools/list")
+    body = stateless_request("tools/list")
+    headers = stateless_headers("tools/list")
     with TestClient(server) as client:
         assert client.post(PATH, body, headers=headers).status == 200
         assert ("127.0.0.1:8000", 8000) in server.engine._hosts

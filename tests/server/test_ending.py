@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from mcpkit import CompleteResult, Limits, Revision, Server, endpoint, tool
 from mcpkit.server import Signal
 from mcpkit.server._stream import Responder, respond
-from mcpkit.testing import TestClient, modern_headers, modern_request
+from mcpkit.testing import TestClient, stateless_headers, stateless_request
 
 OVERLOADED = {"code": -32603, "message": "Server overloaded; retry later"}
 
@@ -120,8 +120,8 @@ class Ending:
 
 
 def post(client: TestClient, id: int) -> tuple[int, str | None, object]:
-    body = modern_request("tools/call", {"name": "quick", "arguments": {}}, id=id)
-    response = client.post("/mcp", body, headers=modern_headers("tools/call", "quick"))
+    body = stateless_request("tools/call", {"name": "quick", "arguments": {}}, id=id)
+    response = client.post("/mcp", body, headers=stateless_headers("tools/call", "quick"))
     return response.status, response.header("retry-after"), response.json
 
 

@@ -40,9 +40,9 @@ from mcpkit.server._http import HttpRequest
 from mcpkit.testing import (
     TestClient,
     TestResponse,
-    legacy_request,
-    modern_headers,
-    modern_request,
+    handshake_request,
+    stateless_headers,
+    stateless_request,
 )
 from mcpkit.transports._asgi import ASGIApp, Receive, Scope, Send
 
@@ -222,11 +222,11 @@ def expect(
 
 
 def tools_list_body(params: Mapping[str, object] | None = None) -> dict[str, object]:
-    return modern_request("tools/list", params)
+    return stateless_request("tools/list", params)
 
 
 def call_echo(text: str = "hi") -> dict[str, object]:
-    return modern_request("tools/call", {"name": "echo", "arguments": {"text": text}})
+    return stateless_request("tools/call", {"name": "echo", "arguments": {"text": text}})
 
 
 def plain_headers(**extra: str) -> list[tuple[str, str]]:
@@ -236,7 +236,7 @@ def plain_headers(**extra: str) -> list[tuple[str, str]]:
         "host": "127.0.0.1:8000",
         "content-type": "application/json",
         "accept": "application/json, text/event-stream",
-        **modern_headers("tools/list"),
+        **stateless_headers("tools/list"),
     }
     merged = {name.lower(): value for name, value in base.items()}
     merged.update({name.replace("_", "-").lower(): value for name, value in extra.items()})
@@ -296,7 +296,7 @@ def test_group1_a_body_one_byte_past_the_limit_is_413(small: TestClient, declare
 
 
 def test_group1_a_body_past_the_limit_gets_an_id_less_invalid_request(small: TestClient) -> None:
-    response = small.post(PATH, padded(LIMIT + 1), headers=modern_headers("tools/list"))
+    response = small.post(PATH, padded(LIMIT + 1), headers=stateless_headers("tools/list"))
     expect(response, 413, rpc_error(INVALID_REQUEST, id=None))
 
 
@@ -313,13 +313,13 @@ def test_group1_size_comes_before_routing_and_host(small: TestClient) -> None:
     ["/", "/nope", "/mcp/", "/MCP", "/Mcp", "/%6Dcp", "/mcp%2F", "//mcp", "/mcp/.", "/./mcp"],
 )
 def test_group2_only_the_exact_raw_path_routes(client: TestClient, path: str) -> None:
-    response = client.post(path, tools_list_body(), headers=modern_headers("tools/list"))
+    response = client.post(path, tools_list_body(), headers=stateless_headers("tools/list"))
     expect(response, 404)
 
 
 def test_group2_the_query_string_is_not_part_of_the_path(client: TestClient) -> None:
     response = client.post(
-        PATH + "?x=1", call_echo("q"), headers=modern_headers("tools/call", "echo")
+        PATH + "?x=1", call_echo("q"), headers=stateless_headers("tools/call", "echo")
     )
     expect(response, 200, modern_tool_result("q"), method="tools/call")
 
@@ -349,7 +349,7 @@ def test_group3_loopback_hosts_with_the_listener_port_or_none(
     client: TestClient, host: str
 ) -> None:
     response = client.post(
-        PATH, call_echo(), headers={**modern_headers("tools/call", "echo"), "Host": host}
+        PATH, call_echo(), headers={**stateless_headers("tools/call", "echo"), "Host": host}
     )
     expect(response, 200, modern_tool_result("hi"), method="tools/call")
 
@@ -370,7 +370,7 @@ def test_group3_loopback_hosts_with_the_listener_port_or_none(
 )
 def test_group3_other_hosts_and_port_mismatches_are_421(client: TestClient, host: str) -> None:
     response = client.post(
-        PATH, tools_list_body(), headers={**modern_headers("tools/list"), "Host": host}
+        PATH, tools_list_body(), headers={**stateless_headers("tools/list"), "Host": host}
     )
     expect(response, 421)
 
@@ -393,7 +393,7 @@ def test_group3_other_hosts_and_port_mismatches_are_421(client: TestClient, host
 )
 def test_group3_malformed_hosts_are_400(client: TestClient, host: str) -> None:
     response = client.post(
-        PATH, tools_list_body(), headers={**modern_headers("tools/list"), "Host": host}
+        PATH, tools_list_body(), headers={**stateless_headers("tools/list"), "Host": host}
     )
     expect(response, 400)
 
@@ -401,7 +401,7 @@ def test_group3_malformed_hosts_are_400(client: TestClient, host: str) -> None:
 @pytest.mark.parametrize("host", ["local host:8000", "under_score:8000", "a/b:8000"])
 def test_group3_malformed_hosts_with_a_port_are_400(client: TestClient, host: str) -> None:
     response = client.post(
-        PATH, tools_list_body(), headers={**modern_headers("tools/list"), "Host": host}
+        PATH, tools_list_body(), headers={**stateless_headers("tools/list"), "Host": host}
     )
     expect(response, 400)
 
@@ -420,7 +420,7 @@ def test_group3_a_repeated_host_is_400(client: TestClient) -> None:
 
 def test_group3_forwarded_headers_never_authorize_a_host(client: TestClient) -> None:
     headers = {
-        **modern_headers("tools/list"),
+        **stateless_headers("tools/list"),
         "Host": "evil.example.com",
         "X-Forwarded-Host": "localhost:8000",
         "Forwarded": "host=localhost:8000",
@@ -435,12 +435,12 @@ def test_group3_the_port_the_request_arrived_on_is_the_listener_port() -> None:
         arrived = test_client.post(
             PATH,
             call_echo(),
-            headers={**modern_headers("tools/call", "echo"), "Host": "localhost:8000"},
+            headers={**stateless_headers("tools/call", "echo"), "Host": "localhost:8000"},
         )
         other = test_client.post(
             PATH,
             call_echo(),
-            headers={**modern_headers("tools/call", "echo"), "Host": "localhost:1234"},
+            headers={**stateless_headers("tools/call", "echo"), "Host": "localhost:1234"},
         )
     expect(arrived, 200, modern_tool_result("hi"), method="tools/call")
     expect(other, 421)
@@ -460,7 +460,7 @@ def test_group3_any_loopback_port_when_the_listener_port_is_unknown(host: str) -
     app = without_server_address(server(port=0).asgi())
     with TestClient(app) as test_client:
         response = test_client.post(
-            PATH, call_echo(), headers={**modern_headers("tools/call", "echo"), "Host": host}
+            PATH, call_echo(), headers={**stateless_headers("tools/call", "echo"), "Host": host}
         )
     expect(response, 200, modern_tool_result("hi"), method="tools/call")
 
@@ -471,12 +471,12 @@ def test_group3_the_configured_port_applies_when_the_transport_reports_none() ->
         ok = test_client.post(
             PATH,
             call_echo(),
-            headers={**modern_headers("tools/call", "echo"), "Host": "localhost:9000"},
+            headers={**stateless_headers("tools/call", "echo"), "Host": "localhost:9000"},
         )
         other = test_client.post(
             PATH,
             call_echo(),
-            headers={**modern_headers("tools/call", "echo"), "Host": "localhost:8000"},
+            headers={**stateless_headers("tools/call", "echo"), "Host": "localhost:8000"},
         )
     expect(ok, 200, modern_tool_result("hi"), method="tools/call")
     expect(other, 421)
@@ -498,7 +498,7 @@ def test_group3_the_configured_port_applies_when_the_transport_reports_none() ->
 def test_group3_allowed_hosts_accept_any_port_or_none(host: str, status: int) -> None:
     with TestClient(server(allowed_hosts=["mcp.example.com"])) as test_client:
         response = test_client.post(
-            PATH, call_echo(), headers={**modern_headers("tools/call", "echo"), "Host": host}
+            PATH, call_echo(), headers={**stateless_headers("tools/call", "echo"), "Host": host}
         )
     if status == 200:
         expect(response, 200, modern_tool_result("hi"), method="tools/call")
@@ -511,7 +511,7 @@ def test_group3_allowed_hosts_compare_case_insensitively() -> None:
         response = test_client.post(
             PATH,
             call_echo(),
-            headers={**modern_headers("tools/call", "echo"), "Host": "mcp.example.com"},
+            headers={**stateless_headers("tools/call", "echo"), "Host": "mcp.example.com"},
         )
     expect(response, 200, modern_tool_result("hi"), method="tools/call")
 
@@ -546,18 +546,18 @@ def cors_client() -> Iterator[TestClient]:
 
 
 def test_group3_an_absent_origin_is_allowed(client: TestClient) -> None:
-    response = client.post(PATH, call_echo(), headers=modern_headers("tools/call", "echo"))
+    response = client.post(PATH, call_echo(), headers=stateless_headers("tools/call", "echo"))
     expect(response, 200, modern_tool_result("hi"), method="tools/call")
 
 
 @pytest.mark.parametrize("origin", [LOCAL_ORIGIN, "http://evil.example.com", "null"])
 def test_group3_any_origin_without_a_cors_policy_is_403(client: TestClient, origin: str) -> None:
-    headers = {**modern_headers("tools/call", "echo"), "Origin": origin}
+    headers = {**stateless_headers("tools/call", "echo"), "Origin": origin}
     expect(client.post(PATH, call_echo(), headers=headers), 403)
 
 
 def test_group3_an_allowed_origin_gets_the_cors_headers(cors_client: TestClient) -> None:
-    headers = {**modern_headers("tools/call", "echo"), "Origin": LOCAL_ORIGIN}
+    headers = {**stateless_headers("tools/call", "echo"), "Origin": LOCAL_ORIGIN}
     response = cors_client.post(PATH, call_echo(), headers=headers)
     expect(response, 200, modern_tool_result("hi"), headers=CORS_HEADERS, method="tools/call")
 
@@ -565,10 +565,14 @@ def test_group3_an_allowed_origin_gets_the_cors_headers(cors_client: TestClient)
 def test_group3_an_allowed_origin_keeps_the_cors_headers_on_errors(
     cors_client: TestClient,
 ) -> None:
-    headers = {**modern_headers("tools/list"), "Origin": LOCAL_ORIGIN, "Mcp-Method": "nope"}
+    headers = {**stateless_headers("tools/list"), "Origin": LOCAL_ORIGIN, "Mcp-Method": "nope"}
     response = cors_client.post(PATH, tools_list_body(), headers=headers)
     expect(response, 400, rpc_error(MISMATCH), headers=CORS_HEADERS)
-    headers = {**modern_headers("tools/list"), "Origin": LOCAL_ORIGIN, "Content-Type": "text/plain"}
+    headers = {
+        **stateless_headers("tools/list"),
+        "Origin": LOCAL_ORIGIN,
+        "Content-Type": "text/plain",
+    }
     expect(cors_client.post(PATH, tools_list_body(), headers=headers), 415, headers=CORS_HEADERS)
 
 
@@ -579,7 +583,7 @@ def test_group3_an_allowed_origin_keeps_the_cors_headers_on_errors(
 def test_group3_the_loopback_policy_refuses_other_origins(
     cors_client: TestClient, origin: str
 ) -> None:
-    headers = {**modern_headers("tools/call", "echo"), "Origin": origin}
+    headers = {**stateless_headers("tools/call", "echo"), "Origin": origin}
     expect(cors_client.post(PATH, call_echo(), headers=headers), 403)
 
 
@@ -590,7 +594,7 @@ def test_group3_the_policy_gets_the_exact_origin_and_request() -> None:
         seen.append((origin, request))
         return True
 
-    headers = {**modern_headers("tools/call", "echo"), "Origin": "https://app.example"}
+    headers = {**stateless_headers("tools/call", "echo"), "Origin": "https://app.example"}
     with TestClient(server(cors=CorsPolicy(allow))) as test_client:
         test_client.post(PATH, call_echo(), headers=headers)
     [(origin, request)] = seen
@@ -604,7 +608,7 @@ def test_group3_the_policy_gets_the_exact_origin_and_request() -> None:
 @pytest.mark.parametrize("answer", [1, "yes", None, object()], ids=["one", "str", "none", "object"])
 def test_group3_a_policy_answering_anything_but_true_refuses(answer: object) -> None:
     policy = CorsPolicy(lambda _origin, _request: answer)  # type: ignore[arg-type,return-value]
-    headers = {**modern_headers("tools/call", "echo"), "Origin": LOCAL_ORIGIN}
+    headers = {**stateless_headers("tools/call", "echo"), "Origin": LOCAL_ORIGIN}
     with TestClient(server(cors=policy)) as test_client:
         expect(test_client.post(PATH, call_echo(), headers=headers), 403)
 
@@ -613,7 +617,7 @@ def test_group3_a_policy_that_raises_refuses() -> None:
     def allow(origin: str, request: HttpRequest) -> bool:
         raise RuntimeError("policy broke")
 
-    headers = {**modern_headers("tools/call", "echo"), "Origin": LOCAL_ORIGIN}
+    headers = {**stateless_headers("tools/call", "echo"), "Origin": LOCAL_ORIGIN}
     with TestClient(server(cors=CorsPolicy(allow))) as test_client:
         expect(test_client.post(PATH, call_echo(), headers=headers), 403)
         preflight = {"Origin": LOCAL_ORIGIN, "Access-Control-Request-Method": "POST"}
@@ -682,7 +686,7 @@ def test_group3_options_without_origin_is_405(cors_client: TestClient) -> None:
 @pytest.mark.parametrize("method", ["GET", "DELETE", "PUT", "PATCH", "HEAD"])
 def test_group4_er_16_only_post_is_served(client: TestClient, method: str) -> None:
     """GET and DELETE on a session-less endpoint are 405 (ER-16)."""
-    response = client.post(PATH, b"", method=method, headers=modern_headers("tools/list"))
+    response = client.post(PATH, b"", method=method, headers=stateless_headers("tools/list"))
     expect(response, 405, headers=[ALLOW])
     response = client.post(DUAL, b"", method=method, headers={"Accept": "text/event-stream"})
     expect(response, 405, headers=[ALLOW])
@@ -697,7 +701,7 @@ def test_group4_a_missing_content_type_is_415(client: TestClient) -> None:
     "content_type", ["text/plain", "application/jsonx", "application/x-www-form-urlencoded", "json"]
 )
 def test_group4_other_content_types_are_415(client: TestClient, content_type: str) -> None:
-    headers = {**modern_headers("tools/list"), "Content-Type": content_type}
+    headers = {**stateless_headers("tools/list"), "Content-Type": content_type}
     expect(client.post(PATH, tools_list_body(), headers=headers), 415)
 
 
@@ -707,7 +711,7 @@ def test_group4_other_content_types_are_415(client: TestClient, content_type: st
 def test_group4_application_json_with_parameters_is_accepted(
     client: TestClient, content_type: str
 ) -> None:
-    headers = {**modern_headers("tools/call", "echo"), "Content-Type": content_type}
+    headers = {**stateless_headers("tools/call", "echo"), "Content-Type": content_type}
     response = client.post(PATH, call_echo(), headers=headers)
     expect(response, 200, modern_tool_result("hi"), method="tools/call")
 
@@ -721,7 +725,7 @@ def test_group4_a_missing_accept_is_406(client: TestClient) -> None:
     "accept", ["application/json", "text/event-stream", "text/html", "application/json;q=0, */*"]
 )
 def test_group4_an_accept_without_both_types_is_406(client: TestClient, accept: str) -> None:
-    headers = {**modern_headers("tools/list"), "Accept": accept}
+    headers = {**stateless_headers("tools/list"), "Accept": accept}
     expect(client.post(PATH, tools_list_body(), headers=headers), 406)
 
 
@@ -731,7 +735,7 @@ def test_group4_an_accept_without_both_types_is_406(client: TestClient, accept: 
 def test_group4_accept_wildcards_covering_both_are_accepted(
     client: TestClient, accept: str
 ) -> None:
-    headers = {**modern_headers("tools/call", "echo"), "Accept": accept}
+    headers = {**stateless_headers("tools/call", "echo"), "Accept": accept}
     response = client.post(PATH, call_echo(), headers=headers)
     expect(response, 200, modern_tool_result("hi"), method="tools/call")
 
@@ -782,7 +786,7 @@ def test_group5_er_01_strict_json_failures_are_400_parse_error(
 ) -> None:
     """Unparseable JSON, duplicate members and the codec's other refusals are 400 / -32700 with
     no id (ER-01)."""
-    response = client.post(PATH, body, headers=modern_headers("tools/list"))
+    response = client.post(PATH, body, headers=stateless_headers("tools/list"))
     expect(response, 400, rpc_error(PARSE, id=None))
 
 
@@ -804,17 +808,17 @@ def test_group5_json_depth_at_the_limit_is_read_and_one_past_is_a_parse_error(
     client: TestClient,
 ) -> None:
     """JL-03: depth 128 is read; 129 is 400 / -32700."""
-    response = client.post(PATH, nested(128), headers=modern_headers("tools/list"))
+    response = client.post(PATH, nested(128), headers=stateless_headers("tools/list"))
     assert response.status == 200
     assert_valid(MODERN, "tools/list", response.messages)
-    response = client.post(PATH, nested(129), headers=modern_headers("tools/list"))
+    response = client.post(PATH, nested(129), headers=stateless_headers("tools/list"))
     expect(response, 400, rpc_error(PARSE, id=None))
 
 
 def test_group5_a_configured_depth_limit_applies() -> None:
     with TestClient(server(limits=Limits(max_json_depth=8))) as test_client:
-        ok = test_client.post(PATH, nested(8), headers=modern_headers("tools/list"))
-        refused = test_client.post(PATH, nested(9), headers=modern_headers("tools/list"))
+        ok = test_client.post(PATH, nested(8), headers=stateless_headers("tools/list"))
+        refused = test_client.post(PATH, nested(9), headers=stateless_headers("tools/list"))
     assert ok.status == 200
     expect(refused, 400, rpc_error(PARSE, id=None))
 
@@ -835,7 +839,7 @@ def test_group6_er_05_a_batch_or_non_object_is_400_invalid_request_without_id(
     client: TestClient, body: bytes
 ) -> None:
     """No batches in any revision; ER-05."""
-    response = client.post(PATH, body, headers=modern_headers("tools/list"))
+    response = client.post(PATH, body, headers=stateless_headers("tools/list"))
     expect(response, 400, rpc_error(INVALID_REQUEST, id=None))
 
 
@@ -865,13 +869,13 @@ def test_group6_er_05_a_malformed_envelope_echoes_a_readable_id(
     client: TestClient, message: dict[str, object], echoed: str | int | None
 ) -> None:
     """-32600 keeps a readable string or integer id (with its type) and omits any other."""
-    response = client.post(PATH, message, headers=modern_headers("tools/list"))
+    response = client.post(PATH, message, headers=stateless_headers("tools/list"))
     expect(response, 400, rpc_error(INVALID_REQUEST, id=echoed))
 
 
 def test_group6_a_float_spelled_integer_id_is_not_readable(client: TestClient) -> None:
     body = b'{"jsonrpc":"2.0","id":1.0,"method":"tools/list"}'
-    response = client.post(PATH, body, headers=modern_headers("tools/list"))
+    response = client.post(PATH, body, headers=stateless_headers("tools/list"))
     expect(response, 400, rpc_error(INVALID_REQUEST, id=None))
 
 
@@ -915,7 +919,7 @@ def modern(
     if isinstance(params, Mapping):
         target = params.get("uri" if method == "resources/read" else "name")
         name = target if isinstance(target, str) else None
-    sent = modern_headers(method, name)
+    sent = stateless_headers(method, name)
     sent.update({key.replace("_", "-"): value for key, value in headers.items()})
     for header in drop:
         sent.pop(header)
@@ -944,14 +948,14 @@ def test_group7_mcp_method_whitespace_is_trimmed(client: TestClient) -> None:
 
 
 def test_group7_a_repeated_mcp_method_is_a_header_mismatch(client: TestClient) -> None:
-    headers = [*modern_headers("tools/list").items(), ("Mcp-Method", "tools/list")]
+    headers = [*stateless_headers("tools/list").items(), ("Mcp-Method", "tools/list")]
     expect(client.post(PATH, tools_list_body(), headers=headers), 400, rpc_error(MISMATCH))
 
 
 NAMED = [
-    modern_request("tools/call", {"name": "echo", "arguments": {"text": "hi"}}),
-    modern_request("prompts/get", {"name": "greet", "arguments": {"who": "ann"}}),
-    modern_request("resources/read", {"uri": "mem://doc"}),
+    stateless_request("tools/call", {"name": "echo", "arguments": {"text": "hi"}}),
+    stateless_request("prompts/get", {"name": "greet", "arguments": {"who": "ann"}}),
+    stateless_request("resources/read", {"uri": "mem://doc"}),
 ]
 NAMED_RESULTS = [
     modern_tool_result("hi"),
@@ -1018,7 +1022,7 @@ def test_group7_mcp_name_may_be_base64_and_whitespace_is_trimmed(
 
 @pytest.mark.parametrize("method", ["tools/list", "prompts/list", "server/discover"])
 def test_group7_mcp_name_on_an_unnamed_method_is_400(client: TestClient, method: str) -> None:
-    response = modern(client, modern_request(method), Mcp_Name="echo")
+    response = modern(client, stateless_request(method), Mcp_Name="echo")
     expect(response, 400, rpc_error(MISMATCH))
 
 
@@ -1061,7 +1065,7 @@ def test_group9_missing_or_malformed_required_meta_is_400_invalid_params(
 def test_group9_client_info_is_optional(client: TestClient) -> None:
     without = modern(client, call_echo())
     expect(without, 200, modern_tool_result("hi"), method="tools/call")
-    body = modern_request(
+    body = stateless_request(
         "tools/call",
         {
             "name": "echo",
@@ -1081,7 +1085,7 @@ def test_group8_a_header_body_version_mismatch_is_header_mismatch_before_unsuppo
     client: TestClient,
 ) -> None:
     """Header 2026-07-28 with body v999 is -32020, not -32022 (step 8)."""
-    response = modern(client, modern_request("tools/list", version="v999"))
+    response = modern(client, stateless_request("tools/list", version="v999"))
     expect(response, 400, rpc_error(MISMATCH))
     response = modern(client, tools_list_body(), MCP_Protocol_Version="v999")
     expect(response, 400, rpc_error(MISMATCH))
@@ -1103,7 +1107,7 @@ def test_group8_an_unsupported_version_in_both_is_400_unsupported(
     client: TestClient, path: str, supported: list[str]
 ) -> None:
     """-32022 names the served versions newest first and echoes the requested one."""
-    body = modern_request("tools/list", version="v999")
+    body = stateless_request("tools/list", version="v999")
     response = modern(client, body, path=path, MCP_Protocol_Version="v999")
     data = {"supported": supported, "requested": "v999"}
     expect(response, 400, rpc_error(UNSUPPORTED, data=data))
@@ -1113,7 +1117,7 @@ def test_group8_a_2025_version_in_both_on_the_modern_path_is_unsupported(
     client: TestClient,
 ) -> None:
     """A request carrying 2026 _meta rules but naming a 2025 revision at a 2026-only URL."""
-    body = modern_request("tools/list", version=V1125)
+    body = stateless_request("tools/list", version=V1125)
     response = modern(client, body, MCP_Protocol_Version=V1125)
     data = {"supported": [MODERN], "requested": V1125}
     expect(response, 400, rpc_error(UNSUPPORTED, data=data))
@@ -1121,13 +1125,13 @@ def test_group8_a_2025_version_in_both_on_the_modern_path_is_unsupported(
 
 def test_group8_a_long_requested_version_is_not_echoed(client: TestClient) -> None:
     version = "v" * 65
-    body = modern_request("tools/list", version=version)
+    body = stateless_request("tools/list", version=version)
     response = modern(client, body, MCP_Protocol_Version=version)
     expect(response, 400, rpc_error(UNSUPPORTED, data={"supported": [MODERN]}))
 
 
 def test_group7_the_routing_headers_come_before_the_version(client: TestClient) -> None:
-    body = modern_request("tools/list", version="v999")
+    body = stateless_request("tools/list", version="v999")
     response = modern(client, body, MCP_Protocol_Version="v999", Mcp_Method="nope")
     expect(response, 400, rpc_error(MISMATCH))
 
@@ -1143,7 +1147,7 @@ def test_group9_removed_methods_on_2026_are_404_method_not_found(
     params = {"level": "info"} if method == "logging/setLevel" else None
     if method.startswith("resources/"):
         params = {"uri": "mem://doc"}
-    response = modern(client, modern_request(method, params), path=path)
+    response = modern(client, stateless_request(method, params), path=path)
     expect(response, 404, rpc_error(NOT_FOUND))
 
 
@@ -1152,13 +1156,13 @@ def test_group9_unknown_or_unadvertised_methods_on_2026_are_404(
     client: TestClient, method: str
 ) -> None:
     """The dual endpoint has only tools: its prompt and resource lists are un-advertised."""
-    response = modern(client, modern_request(method), path=DUAL)
+    response = modern(client, stateless_request(method), path=DUAL)
     expect(response, 404, rpc_error(NOT_FOUND))
 
 
 @pytest.mark.parametrize("method", ["notifications/initialized", "notifications/whatever"])
 def test_group9_a_2026_notification_is_202_empty(client: TestClient, method: str) -> None:
-    response = modern(client, modern_request(method, id=None))
+    response = modern(client, stateless_request(method, id=None))
     expect(response, 202)
 
 
@@ -1166,7 +1170,7 @@ def test_group9_a_notification_with_an_unsupported_version_header_is_400_empty(
     client: TestClient,
 ) -> None:
     """unsupported selector on a notification, 400 with no body."""
-    body = modern_request("notifications/whatever", id=None, version="v999")
+    body = stateless_request("notifications/whatever", id=None, version="v999")
     expect(modern(client, body, MCP_Protocol_Version="v999"), 400)
 
 
@@ -1181,7 +1185,7 @@ def test_group9_string_ids_keep_their_type(client: TestClient) -> None:
 def test_mh_20_a_missing_mirror_header_is_400_header_mismatch(client: TestClient) -> None:
     """MH-02 / MH-20 / MH-18: the mirrored ``Mcp-Param-Tenant`` must be present and agree; any
     failure is the fixed 400 / -32020 "Header mismatch"."""
-    body = modern_request("tools/call", {"name": "tenant.echo", "arguments": {"tenant": "acme"}})
+    body = stateless_request("tools/call", {"name": "tenant.echo", "arguments": {"tenant": "acme"}})
     expect(modern(client, body), 400, rpc_error(MISMATCH))
     response = modern(client, body, Mcp_Param_Tenant="acme")
     expect(response, 200, modern_tool_result("acme"), method="tools/call")
@@ -1194,7 +1198,7 @@ def test_mh_03_a_mirror_header_never_supplies_a_missing_argument(
 ) -> None:
     """MH-03: the header alone is no argument; it disagrees with the body and the handler never
     runs."""
-    body = modern_request("tools/call", {"name": "tenant.echo", "arguments": arguments})
+    body = stateless_request("tools/call", {"name": "tenant.echo", "arguments": arguments})
     expect(modern(client, body, Mcp_Param_Tenant="acme"), 400, rpc_error(MISMATCH))
 
 
@@ -1202,7 +1206,7 @@ def test_mh_03_a_mirror_header_never_supplies_a_missing_argument(
 
 
 def initialize(version: object, **params: object) -> dict[str, object]:
-    return legacy_request(
+    return handshake_request(
         "initialize",
         {
             "protocolVersion": version,
@@ -1269,16 +1273,18 @@ def test_legacy_initialize_ignores_and_never_mints_a_session_id(client: TestClie
 
 
 def test_legacy_notifications_initialized_is_202(client: TestClient) -> None:
-    response = client.post(DUAL, legacy_request("notifications/initialized", id=None))
+    response = client.post(DUAL, handshake_request("notifications/initialized", id=None))
     expect(response, 202)
     headers = {"MCP-Protocol-Version": V0618}
-    body = legacy_request("notifications/initialized", id=None)
+    body = handshake_request("notifications/initialized", id=None)
     expect(client.post(DUAL, body, headers=headers), 202)
 
 
 @pytest.mark.parametrize("version", [V0618, V1125])
 def test_legacy_ping_is_an_empty_result(client: TestClient, version: str) -> None:
-    response = client.post(DUAL, legacy_request("ping"), headers={"MCP-Protocol-Version": version})
+    response = client.post(
+        DUAL, handshake_request("ping"), headers={"MCP-Protocol-Version": version}
+    )
     expect(response, 200, rpc_result({}), revision=version, method="ping")
 
 
@@ -1288,7 +1294,7 @@ def test_legacy_the_version_header_selects_the_revision(
 ) -> None:
     """Without the header a stateless 2025 request is served on the newest 2025 revision."""
     headers = {} if header is None else {"MCP-Protocol-Version": header}
-    body = legacy_request("tools/call", {"name": "revision", "arguments": {}})
+    body = handshake_request("tools/call", {"name": "revision", "arguments": {}})
     response = client.post(DUAL, body, headers=headers)
     expect(response, 200, legacy_tool_result(revision), revision=revision, method="tools/call")
 
@@ -1296,7 +1302,7 @@ def test_legacy_the_version_header_selects_the_revision(
 def test_legacy_a_known_but_unserved_2025_version_header_is_400_unsupported(
     client: TestClient,
 ) -> None:
-    body = legacy_request("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+    body = handshake_request("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
     response = client.post(NEWER, body, headers={"MCP-Protocol-Version": V0618})
     data = {"supported": [MODERN, V1125], "requested": V0618}
     expect(response, 400, rpc_error(UNSUPPORTED, data=data), revision=V1125)
@@ -1306,7 +1312,7 @@ def test_legacy_a_known_but_unserved_2025_version_header_is_400_unsupported(
 def test_legacy_an_unknown_version_header_is_400_unsupported(
     client: TestClient, version: str
 ) -> None:
-    body = legacy_request("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+    body = handshake_request("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
     response = client.post(DUAL, body, headers={"MCP-Protocol-Version": version})
     data = {"supported": ALL_SUPPORTED, "requested": version}
     expect(response, 400, rpc_error(UNSUPPORTED, data=data), revision=V1125)
@@ -1314,7 +1320,7 @@ def test_legacy_an_unknown_version_header_is_400_unsupported(
 
 @pytest.mark.parametrize("level", ["debug", "info", "emergency"])
 def test_legacy_logging_set_level_is_an_empty_result(client: TestClient, level: str) -> None:
-    body = legacy_request("logging/setLevel", {"level": level})
+    body = handshake_request("logging/setLevel", {"level": level})
     response = client.post(DUAL, body, headers={"MCP-Protocol-Version": V0618})
     expect(response, 200, rpc_result({}), revision=V0618, method="logging/setLevel")
 
@@ -1323,7 +1329,7 @@ def test_legacy_logging_set_level_is_an_empty_result(client: TestClient, level: 
 def test_legacy_an_invalid_log_level_is_invalid_params_in_200(
     client: TestClient, params: dict[str, object]
 ) -> None:
-    response = client.post(DUAL, legacy_request("logging/setLevel", params))
+    response = client.post(DUAL, handshake_request("logging/setLevel", params))
     expect(response, 200, rpc_error(INVALID_PARAMS), revision=V1125)
 
 
@@ -1331,18 +1337,18 @@ def test_legacy_an_invalid_log_level_is_invalid_params_in_200(
 def test_legacy_an_unknown_method_is_method_not_found_in_200(
     client: TestClient, method: str
 ) -> None:
-    response = client.post(DUAL, legacy_request(method), headers={"MCP-Protocol-Version": V0618})
+    response = client.post(DUAL, handshake_request(method), headers={"MCP-Protocol-Version": V0618})
     expect(response, 200, rpc_error(NOT_FOUND), revision=V0618)
 
 
 def test_legacy_er_04_an_unknown_tool_is_invalid_params_in_200(client: TestClient) -> None:
-    body = legacy_request("tools/call", {"name": "nope", "arguments": {}})
+    body = handshake_request("tools/call", {"name": "nope", "arguments": {}})
     response = client.post(DUAL, body, headers={"MCP-Protocol-Version": V0618})
     expect(response, 200, rpc_error(INVALID_PARAMS), revision=V0618)
 
 
 def test_legacy_a_tool_call_is_answered_without_session_headers(client: TestClient) -> None:
-    body = legacy_request("tools/call", {"name": "echo", "arguments": {"text": "x"}})
+    body = handshake_request("tools/call", {"name": "echo", "arguments": {"text": "x"}})
     response = client.post(DUAL, body, headers={"MCP-Protocol-Version": V0618})
     expect(response, 200, legacy_tool_result("x"), revision=V0618, method="tools/call")
 
@@ -1367,7 +1373,7 @@ def admitting(controller: object, **options: object) -> TestClient:
 
 
 def test_admission_accepts_everyone_by_default(client: TestClient) -> None:
-    body = modern_request("tools/call", {"name": "whoami", "arguments": {}})
+    body = stateless_request("tools/call", {"name": "whoami", "arguments": {}})
     expect(modern(client, body), 200, modern_tool_result("None"), method="tools/call")
 
 
@@ -1388,8 +1394,8 @@ def test_admission_a_rejection_without_error_has_no_body() -> None:
 
 def test_admission_a_rejected_notification_keeps_status_and_headers_without_body() -> None:
     with admitting(lambda request: Rejected(401, InvalidRequest(), headers=WWW)) as test_client:
-        response = modern(test_client, modern_request("notifications/x", id=None))
-        legacy = test_client.post(DUAL, legacy_request("notifications/initialized", id=None))
+        response = modern(test_client, stateless_request("notifications/x", id=None))
+        legacy = test_client.post(DUAL, handshake_request("notifications/initialized", id=None))
     expect(response, 401, headers=WWW)
     expect(legacy, 401, headers=WWW)
 
@@ -1414,11 +1420,11 @@ def test_admission_runs_before_target_lookup() -> None:
     with admitting(lambda request: Rejected(403, InvalidRequest())) as test_client:
         known = modern(test_client, call_echo())
         unknown = modern(
-            test_client, modern_request("tools/call", {"name": "nope", "arguments": {}})
+            test_client, stateless_request("tools/call", {"name": "nope", "arguments": {}})
         )
         unmirrored = modern(
             test_client,
-            modern_request("tools/call", {"name": "tenant.echo", "arguments": {"tenant": "a"}}),
+            stateless_request("tools/call", {"name": "tenant.echo", "arguments": {"tenant": "a"}}),
         )
     for response in (known, unknown, unmirrored):
         expect(response, 403, rpc_error(INVALID_REQUEST))
@@ -1431,7 +1437,7 @@ def test_admission_runs_before_target_lookup() -> None:
 )
 def test_admission_comes_after_the_cheap_parameter_checks(params: dict[str, object]) -> None:
     with admitting(lambda request: Rejected(403, InvalidRequest())) as test_client:
-        response = modern(test_client, modern_request("tools/call", params), Mcp_Name="echo")
+        response = modern(test_client, stateless_request("tools/call", params), Mcp_Name="echo")
     expect(response, 400, rpc_error(INVALID_PARAMS))
 
 
@@ -1444,7 +1450,7 @@ def test_without_admission_malformed_tool_call_params_are_invalid_params(
         {"name": "echo", "arguments": [1]},
     ]
     for params in cases:
-        response = modern(client, modern_request("tools/call", params), Mcp_Name="echo")
+        response = modern(client, stateless_request("tools/call", params), Mcp_Name="echo")
         expect(response, 400, rpc_error(INVALID_PARAMS))
 
 
@@ -1466,7 +1472,7 @@ def test_admission_comes_after_the_envelope_headers_and_version() -> None:
 def test_admission_hc_10_the_identity_reaches_the_handler() -> None:
     """``Admitted(identity)`` becomes ``RequestContext.identity`` (HC-10)."""
     with admitting(lambda request: Admitted(identity="alice")) as test_client:
-        body = modern_request("tools/call", {"name": "whoami", "arguments": {}})
+        body = stateless_request("tools/call", {"name": "whoami", "arguments": {}})
         response = modern(test_client, body)
     expect(response, 200, modern_tool_result("'alice'"), method="tools/call")
 
@@ -1479,7 +1485,7 @@ def test_admission_async_controllers_are_awaited() -> None:
         return Admitted(identity=("bob", 7))
 
     with admitting(controller) as test_client:
-        body = modern_request("tools/call", {"name": "whoami", "arguments": {}})
+        body = stateless_request("tools/call", {"name": "whoami", "arguments": {}})
         response = modern(test_client, body)
         refused = modern(test_client, tools_list_body())
     expect(response, 200, modern_tool_result("('bob', 7)"), method="tools/call")
@@ -1495,7 +1501,7 @@ def test_admission_the_controller_gets_the_exact_request() -> None:
 
     with admitting(controller) as test_client:
         modern(test_client, call_echo())
-        modern(test_client, modern_request("notifications/x", id=None))
+        modern(test_client, stateless_request("notifications/x", id=None))
         test_client.post(DUAL, initialize(V0618))
     first, second, third = calls
     assert first.endpoint is Modern.__mcp_endpoint__  # type: ignore[attr-defined]
@@ -1538,7 +1544,7 @@ def test_admission_a_failing_controller_fails_closed_with_500_internal_error(
 ) -> None:
     with admitting(controller) as test_client:
         response = modern(test_client, call_echo())
-        notification = modern(test_client, modern_request("notifications/x", id=None))
+        notification = modern(test_client, stateless_request("notifications/x", id=None))
     expect(response, 500, rpc_error(INTERNAL))
     expect(notification, 500, rpc_error(INTERNAL, id=None))
 

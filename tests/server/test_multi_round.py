@@ -50,7 +50,13 @@ from mcpkit.json import JsonObject, from_python
 from mcpkit.model import InputRequestKind
 from mcpkit.server import AdmissionRequest, Admitted, Keyring, ProtectionKey, Rejected
 from mcpkit.server._continuation import Continuation, write_input_required
-from mcpkit.testing import TestClient, TestResponse, legacy_request, modern_headers, modern_request
+from mcpkit.testing import (
+    TestClient,
+    TestResponse,
+    handshake_request,
+    stateless_headers,
+    stateless_request,
+)
 
 from ..wire import assert_valid
 
@@ -392,8 +398,8 @@ def post(
     id: str | int = 1,
     capabilities: Mapping[str, object] | None = None,
 ) -> TestResponse:
-    body = modern_request(method, params, id=id, capabilities=capabilities)
-    response = client.post(PATH, body, headers=modern_headers(method, name))
+    body = stateless_request(method, params, id=id, capabilities=capabilities)
+    response = client.post(PATH, body, headers=stateless_headers(method, name))
     assert_valid(MODERN, method, response.messages)
     return response
 
@@ -591,15 +597,15 @@ def test_a_rejecting_admission_wins_over_every_multi_round_check(
     with TestClient(Server(Multi, keyring=Keyring(KEY), admission=reject)) as client:
         response = client.post(
             PATH,
-            modern_request("tools/call", {"name": "app_mode", "arguments": {}, **extra}),
-            headers=modern_headers("tools/call", "app_mode"),
+            stateless_request("tools/call", {"name": "app_mode", "arguments": {}, **extra}),
+            headers=stateless_headers("tools/call", "app_mode"),
         )
         assert (response.status, response.body) == (401, b"")
         assert response.header("www-authenticate") == "Bearer"
         response = client.post(
             PATH,
-            modern_request("tools/call", {"name": "all_required", "arguments": {}, **extra}),
-            headers=modern_headers("tools/call", "all_required"),
+            stateless_request("tools/call", {"name": "all_required", "arguments": {}, **extra}),
+            headers=stateless_headers("tools/call", "all_required"),
         )
         assert (response.status, response.body) == (401, b"")
     assert ran == []
@@ -747,7 +753,7 @@ def test_an_input_required_result_on_a_2025_revision_is_a_contract_failure(
     params = {"name": "plain", "arguments": {"emit": ["form"]}}
     response = client.post(
         PATH,
-        legacy_request("tools/call", params),
+        handshake_request("tools/call", params),
         headers={"MCP-Protocol-Version": NOVEMBER},
     )
     assert_valid(NOVEMBER, "tools/call", response.messages)
@@ -761,7 +767,7 @@ def test_multi_round_params_are_not_read_on_a_2025_revision(client: TestClient) 
     """2025 requests have no ``inputResponses`` or ``requestState``: unknown params."""
     params = {"name": "plain", "arguments": {}, "inputResponses": 5, "requestState": 5}
     response = client.post(
-        PATH, legacy_request("tools/call", params), headers={"MCP-Protocol-Version": NOVEMBER}
+        PATH, handshake_request("tools/call", params), headers={"MCP-Protocol-Version": NOVEMBER}
     )
     assert_valid(NOVEMBER, "tools/call", response.messages)
     assert response.status == 200
@@ -770,7 +776,7 @@ def test_multi_round_params_are_not_read_on_a_2025_revision(client: TestClient) 
     assert (ctx.input_responses, ctx.request_state, ctx.framework_state) == (None, None, UNSET)
     response = client.post(
         PATH,
-        legacy_request("resources/read", {"uri": "test://static", "inputResponses": 5}),
+        handshake_request("resources/read", {"uri": "test://static", "inputResponses": 5}),
         headers={"MCP-Protocol-Version": NOVEMBER},
     )
     assert_valid(NOVEMBER, "resources/read", response.messages)
@@ -1230,8 +1236,8 @@ def test_an_ephemeral_keyring_is_announced_once_when_the_server_is_built(
         for id in (1, 2):
             response = client.post(
                 "/fw",
-                modern_request("tools/call", {"name": "t", "arguments": {}}, id=id),
-                headers=modern_headers("tools/call", "t"),
+                stateless_request("tools/call", {"name": "t", "arguments": {}}, id=id),
+                headers=stateless_headers("tools/call", "t"),
             )
             assert response.status == 200
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []

@@ -47,9 +47,9 @@ from mcpkit.json import JsonArray, encode, from_python
 from mcpkit.testing import (
     TestClient,
     TestResponse,
-    legacy_request,
-    modern_headers,
-    modern_request,
+    handshake_request,
+    stateless_headers,
+    stateless_request,
 )
 
 from ..wire import assert_valid
@@ -249,10 +249,10 @@ def exchange(
     """Send one request the way a client of ``revision`` does; check every message received."""
     headers: dict[str, str]
     if revision == MODERN:
-        body = modern_request(method, params, id=id)
-        headers = modern_headers(method, name)
+        body = stateless_request(method, params, id=id)
+        headers = stateless_headers(method, name)
     else:
-        body = legacy_request(method, params, id=id)
+        body = handshake_request(method, params, id=id)
         headers = {"MCP-Protocol-Version": revision}
     response = client.post(path, body, headers=headers)
     assert_valid(revision, method, response.messages)
@@ -385,9 +385,9 @@ def test_bad_prompt_requests_are_invalid_params(
     """unknown prompt, missing required argument, non-string arguments:
     -32602 (HTTP 400 on 2026-07-28, 200 on 2025), before the handler."""
     if name == 7 and revision == MODERN:
-        body = modern_request("prompts/get", {"name": 7, "arguments": arguments})
+        body = stateless_request("prompts/get", {"name": 7, "arguments": arguments})
         response = client.post(
-            "/mcp", body, headers={**modern_headers("prompts/get"), "Mcp-Name": "7"}
+            "/mcp", body, headers={**stateless_headers("prompts/get"), "Mcp-Name": "7"}
         )
         assert_valid(revision, "prompts/get", response.messages)
     else:
@@ -504,8 +504,8 @@ def test_resource_read_without_a_string_uri_is_invalid_params(
     client: TestClient, revision: str, params: dict[str, object]
 ) -> None:
     if revision == MODERN:
-        body = modern_request("resources/read", params)
-        headers = {**modern_headers("resources/read"), "Mcp-Name": "x"}
+        body = stateless_request("resources/read", params)
+        headers = {**stateless_headers("resources/read"), "Mcp-Name": "x"}
         response = client.post("/mcp", body, headers=headers)
         assert_valid(revision, "resources/read", response.messages)
     else:

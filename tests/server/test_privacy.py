@@ -37,7 +37,13 @@ from mcpkit import (
     TextResourceContents,
 )
 from mcpkit.errors import ConfigurationError, InvalidRequest, ProtocolError
-from mcpkit.testing import TestClient, TestResponse, legacy_request, modern_headers, modern_request
+from mcpkit.testing import (
+    TestClient,
+    TestResponse,
+    handshake_request,
+    stateless_headers,
+    stateless_request,
+)
 
 from ..wire import assert_valid
 
@@ -234,13 +240,13 @@ class Case:
 
 
 def headers_for(method: str, name: str | None = None, **extra: str) -> list[tuple[str, str]]:
-    sent = modern_headers(method, name)
+    sent = stateless_headers(method, name)
     sent.update({key.replace("_", "-"): value for key, value in extra.items()})
     return list(sent.items())
 
 
 def call(name: str, arguments: object) -> dict[str, object]:
-    return modern_request("tools/call", {"name": name, "arguments": arguments})
+    return stateless_request("tools/call", {"name": name, "arguments": arguments})
 
 
 def meta_list(meta: Mapping[str, object], method: str = "tools/list") -> dict[str, object]:
@@ -260,18 +266,18 @@ CASES = [
     # group 1-2: size and route
     Case("oversized-body", call("echo", {"text": CANARY * 40}), 413, INVALID_REQUEST_BODY,
          client="small"),
-    Case("unknown-path", modern_request("tools/list"), 404, b"", path=f"/{CANARY}"),
-    Case("unknown-path-query", modern_request("tools/list"), 404, b"", path=f"/x?{CANARY}=1"),
+    Case("unknown-path", stateless_request("tools/list"), 404, b"", path=f"/{CANARY}"),
+    Case("unknown-path-query", stateless_request("tools/list"), 404, b"", path=f"/x?{CANARY}=1"),
     # group 3: Host, Origin, CORS
-    Case("host-evil", modern_request("tools/list"), 421, b"",
+    Case("host-evil", stateless_request("tools/list"), 421, b"",
          headers=[("Host", f"{CANARY}.example.com")]),
-    Case("host-malformed", modern_request("tools/list"), 400, b"",
+    Case("host-malformed", stateless_request("tools/list"), 400, b"",
          headers=[("Host", f"{CANARY} host")]),
-    Case("host-port", modern_request("tools/list"), 421, b"",
+    Case("host-port", stateless_request("tools/list"), 421, b"",
          headers=[("Host", f"{CANARY}:8000")]),
-    Case("origin-no-policy", modern_request("tools/list"), 403, b"",
+    Case("origin-no-policy", stateless_request("tools/list"), 403, b"",
          headers=[("Origin", f"http://{CANARY}.example")]),
-    Case("origin-refused", modern_request("tools/list"), 403, b"",
+    Case("origin-refused", stateless_request("tools/list"), 403, b"",
          headers=[("Origin", f"http://{CANARY}.example")], client="cors"),
     Case("preflight-refused", b"", 403, b"", method="OPTIONS", client="cors",
          headers=[("Origin", f"http://{CANARY}.example"),
@@ -282,9 +288,9 @@ CASES = [
     # group 4: method and media types
     Case("method", b"", 405, b"", method="DELETE", headers=[("X-Trace", CANARY)],
          extra_headers=[("allow", "POST, OPTIONS")]),
-    Case("content-type", modern_request("tools/list"), 415, b"",
+    Case("content-type", stateless_request("tools/list"), 415, b"",
          headers=[("Content-Type", f"text/{CANARY}")]),
-    Case("accept", modern_request("tools/list"), 406, b"",
+    Case("accept", stateless_request("tools/list"), 406, b"",
          headers=[("Accept", f"application/{CANARY}")]),
     # groups 5-6: JSON and envelope
     Case("parse", f'{{"{CANARY}": '.encode(), 400, PARSE),
@@ -301,9 +307,9 @@ CASES = [
     Case("bad-id", {"jsonrpc": "2.0", "id": [CANARY], "method": "tools/list"}, 400,
          error(-32600, "Invalid Request", None)),
     # group 7: routing headers
-    Case("mcp-method", modern_request("tools/list"), 400, MISMATCH,
+    Case("mcp-method", stateless_request("tools/list"), 400, MISMATCH,
          headers=headers_for("tools/list", Mcp_Method=CANARY)),
-    Case("mcp-method-method", modern_request(CANARY), 400, MISMATCH,
+    Case("mcp-method-method", stateless_request(CANARY), 400, MISMATCH,
          headers=headers_for("tools/list")),
     Case("mcp-name", call("echo", {"text": "x"}), 400, MISMATCH,
          headers=headers_for("tools/call", CANARY)),
@@ -311,16 +317,16 @@ CASES = [
          headers=headers_for("tools/call", Mcp_Name=b64(CANARY))),
     Case("mcp-name-bad-base64", call("echo", {"text": "x"}), 400, MISMATCH,
          headers=headers_for("tools/call", Mcp_Name=f"=?base64?{CANARY}?=")),
-    Case("mcp-name-unnamed", modern_request("tools/list"), 400, MISMATCH,
+    Case("mcp-name-unnamed", stateless_request("tools/list"), 400, MISMATCH,
          headers=headers_for("tools/list", Mcp_Name=CANARY)),
     Case("mcp-name-body", call(CANARY, {}), 400, MISMATCH,
          headers=headers_for("tools/call", "echo")),
     # groups 8-9: version and _meta
-    Case("version-header", modern_request("tools/list"), 400, MISMATCH,
+    Case("version-header", stateless_request("tools/list"), 400, MISMATCH,
          headers=headers_for("tools/list", MCP_Protocol_Version=CANARY)),
-    Case("version-body", modern_request("tools/list", version=CANARY), 400, MISMATCH,
+    Case("version-body", stateless_request("tools/list", version=CANARY), 400, MISMATCH,
          headers=headers_for("tools/list")),
-    Case("version-long", modern_request("tools/list", version=CANARY * 10), 400,
+    Case("version-long", stateless_request("tools/list", version=CANARY * 10), 400,
          wire({"jsonrpc": "2.0", "id": 1, "error": {"code": -32022,
                "message": "Unsupported protocol version", "data": {"supported": [MODERN]}}}),
          headers=headers_for("tools/list", MCP_Protocol_Version=CANARY * 10)),
@@ -338,27 +344,27 @@ CASES = [
          headers=headers_for("tools/list")),
     Case("meta-not-object", {"jsonrpc": "2.0", "id": 1, "method": "tools/list",
          "params": {"_meta": CANARY}}, 400, INVALID, headers=headers_for("tools/list")),
-    Case("unknown-method", modern_request(f"{CANARY}/x"), 404, NOT_FOUND,
+    Case("unknown-method", stateless_request(f"{CANARY}/x"), 404, NOT_FOUND,
          headers=headers_for(f"{CANARY}/x")),
     # groups 10-11: params, admission, targets, mirrors
-    Case("cursor-tools", modern_request("tools/list", {"cursor": CANARY}), 400, INVALID,
+    Case("cursor-tools", stateless_request("tools/list", {"cursor": CANARY}), 400, INVALID,
          headers=headers_for("tools/list")),
-    Case("cursor-prompts", modern_request("prompts/list", {"cursor": CANARY}), 400, INVALID,
+    Case("cursor-prompts", stateless_request("prompts/list", {"cursor": CANARY}), 400, INVALID,
          headers=headers_for("prompts/list")),
-    Case("cursor-resources", modern_request("resources/list", {"cursor": CANARY}), 400,
+    Case("cursor-resources", stateless_request("resources/list", {"cursor": CANARY}), 400,
          INVALID, headers=headers_for("resources/list")),
-    Case("cursor-templates", modern_request("resources/templates/list", {"cursor": CANARY}),
+    Case("cursor-templates", stateless_request("resources/templates/list", {"cursor": CANARY}),
          400, INVALID, headers=headers_for("resources/templates/list")),
     Case("unknown-tool", call(CANARY, {}), 400, INVALID, headers=headers_for("tools/call", CANARY)),
-    Case("unknown-prompt", modern_request("prompts/get", {"name": CANARY}), 400, INVALID,
+    Case("unknown-prompt", stateless_request("prompts/get", {"name": CANARY}), 400, INVALID,
          headers=headers_for("prompts/get", CANARY)),
-    Case("prompt-argument-name", modern_request("prompts/get", {"name": "greet",
+    Case("prompt-argument-name", stateless_request("prompts/get", {"name": "greet",
          "arguments": {"who": "ann", CANARY: "x"}}), 400, INVALID,
          headers=headers_for("prompts/get", "greet")),
-    Case("prompt-argument-value", modern_request("prompts/get", {"name": "greet",
+    Case("prompt-argument-value", stateless_request("prompts/get", {"name": "greet",
          "arguments": {"who": [CANARY]}}), 400, INVALID,
          headers=headers_for("prompts/get", "greet")),
-    Case("missing-resource", modern_request("resources/read", {"uri": "mem://items/missing"}),
+    Case("missing-resource", stateless_request("resources/read", {"uri": "mem://items/missing"}),
          400, not_found("mem://items/missing", -32602, "Invalid params"),
          headers=headers_for("resources/read", "mem://items/missing")),
     Case("mirror-mismatch", call("tenant.echo", {"tenant": "acme"}), 400, MISMATCH,
@@ -386,23 +392,23 @@ CASES = [
          headers=headers_for("tools/call", "boom.async")),
     Case("handler-configuration-error", call("boom.config", {"text": CANARY}), 500, INTERNAL,
          headers=headers_for("tools/call", "boom.config")),
-    Case("prompt-handler", modern_request("prompts/get", {"name": "greet",
+    Case("prompt-handler", stateless_request("prompts/get", {"name": "greet",
          "arguments": {"who": CANARY}}), 500, INTERNAL,
          headers=headers_for("prompts/get", "greet")),
-    Case("resource-handler", modern_request("resources/read", {"uri": f"mem://items/{CANARY}"}),
+    Case("resource-handler", stateless_request("resources/read", {"uri": f"mem://items/{CANARY}"}),
          500, INTERNAL, headers=headers_for("resources/read", f"mem://items/{CANARY}")),
     # 2025 revisions
-    Case("legacy-method", legacy_request(CANARY), 200, NOT_FOUND, path=LEGACY, revision=V1125),
-    Case("legacy-log-level", legacy_request("logging/setLevel", {"level": CANARY}), 200,
+    Case("legacy-method", handshake_request(CANARY), 200, NOT_FOUND, path=LEGACY, revision=V1125),
+    Case("legacy-log-level", handshake_request("logging/setLevel", {"level": CANARY}), 200,
          INVALID, path=LEGACY, revision=V1125),
-    Case("legacy-unknown-tool", legacy_request("tools/call", {"name": CANARY, "arguments": {}}),
+    Case("legacy-unknown-tool", handshake_request("tools/call", {"name": CANARY, "arguments": {}}),
          200, INVALID, path=LEGACY, revision=V1125),
-    Case("legacy-cursor", legacy_request("tools/list", {"cursor": CANARY}), 200, INVALID,
+    Case("legacy-cursor", handshake_request("tools/list", {"cursor": CANARY}), 200, INVALID,
          path=LEGACY, revision=V1125),
-    Case("legacy-arguments-0618", legacy_request("tools/call", {"name": "echo",
+    Case("legacy-arguments-0618", handshake_request("tools/call", {"name": "echo",
          "arguments": {CANARY: CANARY}}), 200, error(-32602, INVALID_ARGUMENTS), path=LEGACY,
          headers=[("MCP-Protocol-Version", V0618)], revision=V0618),
-    Case("legacy-handler", legacy_request("tools/call", {"name": "boom",
+    Case("legacy-handler", handshake_request("tools/call", {"name": "boom",
          "arguments": {"text": CANARY}}), 200, INTERNAL, path=LEGACY, revision=V1125),
 ]  # fmt: skip
 
@@ -501,7 +507,7 @@ def test_unknown_mirror_headers_and_meta_members_are_ignored_and_not_echoed(
     clients: Mapping[str, TestClient], caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    body = modern_request(
+    body = stateless_request(
         "tools/call",
         {"name": "echo", "arguments": {"text": "ok"}, "_meta": {CANARY: CANARY}},
     )
@@ -530,7 +536,7 @@ def test_an_unknown_version_header_past_64_characters_is_never_echoed(
     caplog.set_level(logging.DEBUG)
     version = CANARY * 6
     response = clients["plain"].post(
-        path, legacy_request("tools/list"), headers={"MCP-Protocol-Version": version}
+        path, handshake_request("tools/list"), headers={"MCP-Protocol-Version": version}
     )
     assert response.status == 400
     message = json.loads(response.body)
@@ -559,9 +565,9 @@ def test_resource_not_found_names_only_the_requested_uri(
     request's own target, once, and nothing else of the request (nor in headers or the log)."""
     caplog.set_level(logging.DEBUG)
     if path == PATH:
-        body = modern_request("resources/read", {"uri": URI})
+        body = stateless_request("resources/read", {"uri": URI})
     else:
-        body = legacy_request("resources/read", {"uri": URI})
+        body = handshake_request("resources/read", {"uri": URI})
     response = clients["plain"].post(path, body, headers=headers)
     assert response.status == status
     assert response.body == expected
@@ -575,7 +581,7 @@ def test_a_resource_uri_over_65535_characters_is_not_echoed(
     clients: Mapping[str, TestClient],
 ) -> None:
     uri = f"mem://{CANARY}/" + "x" * 65_536
-    response = clients["plain"].post(LEGACY, legacy_request("resources/read", {"uri": uri}))
+    response = clients["plain"].post(LEGACY, handshake_request("resources/read", {"uri": uri}))
     assert response.status == 200
     assert response.body == error(-32002, "Resource not found")
     assert_valid(V1125, None, response.messages)
@@ -584,7 +590,7 @@ def test_a_resource_uri_over_65535_characters_is_not_echoed(
 def test_legacy_initialize_does_not_echo_an_unknown_requested_version(
     clients: Mapping[str, TestClient],
 ) -> None:
-    body = legacy_request(
+    body = handshake_request(
         "initialize",
         {
             "protocolVersion": CANARY,
@@ -606,7 +612,7 @@ def test_the_one_required_echo_is_the_bounded_requested_version(
     """-32022 must name ``data.requested``; it is the version string only,
     at most 64 characters, and appears nowhere else."""
     version = f"{CANARY}-v"
-    body = modern_request("tools/list", version=version)
+    body = stateless_request("tools/list", version=version)
     headers = headers_for("tools/list", MCP_Protocol_Version=version)
     supported = [MODERN] if path == PATH else [V1125, V0618]
     response = clients["plain"].post(path, body, headers=headers)

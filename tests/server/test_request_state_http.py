@@ -57,7 +57,7 @@ from mcpkit.server import (
 )
 from mcpkit.server._protection import WIRE_PREFIX, Opened, RequestStateProtector
 from mcpkit.server._state_codec import binding
-from mcpkit.testing import TestClient, TestResponse, modern_headers, modern_request
+from mcpkit.testing import TestClient, TestResponse, stateless_headers, stateless_request
 from mcpkit.transports import McpApp
 
 from ..wire import assert_valid
@@ -281,7 +281,7 @@ def params_of(
         params["inputResponses"] = responses
     if meta is not None:
         params["_meta"] = dict(meta)
-    built = modern_request("tools/call", params, capabilities=capabilities)["params"]
+    built = stateless_request("tools/call", params, capabilities=capabilities)["params"]
     assert isinstance(built, dict)
     return built
 
@@ -299,7 +299,7 @@ def send(
     assert isinstance(target, str)
     message = {"jsonrpc": "2.0", "id": id, "method": method, "params": dict(params)}
     response = client.post(
-        path, message, headers={**modern_headers(method, target), **(headers or {})}
+        path, message, headers={**stateless_headers(method, target), **(headers or {})}
     )
     assert_valid(MODERN, method, response.messages)
     return response

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpkit.json import from_python
-from mcpkit.testing import modern_headers, modern_request
+from mcpkit.testing import stateless_headers, stateless_request
 
 from ..wire import assert_valid
 
@@ -96,7 +96,7 @@ def post(port: int, message: Mapping[str, object]) -> tuple[int, Any] | None:
     assert isinstance(method, str) and (name is None or isinstance(name, str))
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5.0)
     try:
-        connection.request("POST", "/mcp", json.dumps(message), modern_headers(method, name))
+        connection.request("POST", "/mcp", json.dumps(message), stateless_headers(method, name))
         response = connection.getresponse()
         status, raw = response.status, response.read()
     except OSError:
@@ -137,7 +137,7 @@ def serving(
 
 def wait_ready(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + READY_SECONDS
-    while post(port, modern_request("server/discover")) is None:
+    while post(port, stateless_request("server/discover")) is None:
         assert process.poll() is None, log.read_text()
         assert time.monotonic() < deadline, log.read_text()
         time.sleep(0.05)
@@ -148,7 +148,7 @@ def order(*, id: int, state: str | None = None) -> dict[str, object]:
     if state is not None:
         params["requestState"] = state
         params["inputResponses"] = {"confirm": {"action": "accept", "content": {"ok": True}}}
-    return modern_request("tools/call", params, id=id, capabilities={"elicitation": {}})
+    return stateless_request("tools/call", params, id=id, capabilities={"elicitation": {}})
 
 
 def test_state_sealed_by_one_process_opens_in_another_with_the_same_key(tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ from mcpkit import (
 )
 from mcpkit.json import from_python
 from mcpkit.server import StdioConnection
-from mcpkit.testing import legacy_request, modern_request
+from mcpkit.testing import handshake_request, stateless_request
 from mcpkit.transports import serve_stdio
 
 from ..wire import assert_valid
@@ -257,7 +257,7 @@ def call(
 
 
 def cancel(request_id: object) -> dict[str, object]:
-    return legacy_request(
+    return handshake_request(
         "notifications/cancelled", {"requestId": request_id, "reason": "user"}, id=None
     )
 
@@ -296,13 +296,13 @@ def test_initialize_fixes_the_revision_of_later_legacy_requests() -> None:
     client = connect()
 
     async def scenario() -> None:
-        await client.send(legacy_request("tools/call", call("revision"), id=1))
+        await client.send(handshake_request("tools/call", call("revision"), id=1))
         before = client.take()
         assert before == [result(1, NOVEMBER)]
         valid(NOVEMBER, "tools/call", before)
 
-        await client.send(legacy_request("initialize", INITIALIZE, id="init"))
-        await client.send(legacy_request("notifications/initialized", id=None))
+        await client.send(handshake_request("initialize", INITIALIZE, id="init"))
+        await client.send(handshake_request("notifications/initialized", id=None))
         initialized = client.take()
         assert initialized == [
             {
@@ -317,7 +317,7 @@ def test_initialize_fixes_the_revision_of_later_legacy_requests() -> None:
         ]
         valid(JUNE, "initialize", initialized)
 
-        await client.send(legacy_request("tools/call", call("revision"), id=2))
+        await client.send(handshake_request("tools/call", call("revision"), id=2))
         after = client.take()
         assert after == [result(2, JUNE)]
         valid(JUNE, "tools/call", after)
@@ -330,10 +330,10 @@ def test_a_modern_request_names_its_revision_in_meta() -> None:
     client = connect()
 
     async def scenario() -> None:
-        await client.send(legacy_request("initialize", INITIALIZE, id=1))
+        await client.send(handshake_request("initialize", INITIALIZE, id=1))
         client.take()
-        await client.send(modern_request("tools/call", call("revision"), id=2))
-        await client.send(modern_request("server/discover", id=3))
+        await client.send(stateless_request("tools/call", call("revision"), id=2))
+        await client.send(stateless_request("server/discover", id=3))
         answered = client.take()
         assert answered[0] == result(2, MODERN, MODERN)
         assert answered[1]["id"] == 3
@@ -349,7 +349,7 @@ def test_an_unsupported_revision_is_refused_naming_the_supported_ones() -> None:
 
     async def scenario() -> None:
         await client.send(
-            modern_request("tools/call", call("revision"), id=1, version="2099-01-01")
+            stateless_request("tools/call", call("revision"), id=1, version="2099-01-01")
         )
         answered = client.take()
         assert answered == [
@@ -367,8 +367,8 @@ def test_a_modern_only_endpoint_refuses_initialize_with_its_versions() -> None:
     client = connect(path="/modern")
 
     async def scenario() -> None:
-        await client.send(legacy_request("initialize", INITIALIZE, id=1))
-        await client.send(modern_request("tools/call", call("revision"), id=2))
+        await client.send(handshake_request("initialize", INITIALIZE, id=1))
+        await client.send(stateless_request("tools/call", call("revision"), id=2))
         answered = client.take()
         assert answered == [
             error(
@@ -385,9 +385,9 @@ def test_a_refused_meta_on_a_2025_request_is_invalid_params() -> None:
     client = connect()
 
     async def scenario() -> None:
-        await client.send(legacy_request("tools/call", call("revision", _meta=5), id=1))
+        await client.send(handshake_request("tools/call", call("revision", _meta=5), id=1))
         meta = {"progressToken": True}
-        await client.send(legacy_request("tools/call", call("revision", _meta=meta), id="two"))
+        await client.send(handshake_request("tools/call", call("revision", _meta=meta), id="two"))
         answered = client.take()
         assert answered == [
             error(1, -32602, "Invalid params"),
@@ -409,9 +409,9 @@ def test_modern_refusals_echo_the_id() -> None:
             }},
         }  # fmt: skip
         await client.send(no_capabilities)
-        await client.send(modern_request("tools/call", {"name": 5}, id=2))
-        await client.send(modern_request("no/such/method", id=3))
-        await client.send(modern_request("tools/call", call("missing"), id=4))
+        await client.send(stateless_request("tools/call", {"name": 5}, id=2))
+        await client.send(stateless_request("no/such/method", id=3))
+        await client.send(stateless_request("tools/call", call("missing"), id=4))
         answered = client.take()
         assert answered == [
             error(1, -32602, "Invalid params"),
@@ -472,9 +472,9 @@ def test_an_invalid_envelope_echoes_a_readable_id(message: object, echoed: objec
     [
         {"jsonrpc": "2.0", "id": 1, "result": {}},
         {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "x"}},
-        legacy_request("notifications/initialized", id=None),
-        legacy_request("notifications/roots/list_changed", id=None),
-        modern_request("notifications/unknown", {"x": 1}, id=None),
+        handshake_request("notifications/initialized", id=None),
+        handshake_request("notifications/roots/list_changed", id=None),
+        stateless_request("notifications/unknown", {"x": 1}, id=None),
     ],
 )
 def test_responses_and_notifications_write_nothing(message: dict[str, object]) -> None:
@@ -482,7 +482,7 @@ def test_responses_and_notifications_write_nothing(message: dict[str, object]) -
 
     async def scenario() -> None:
         await client.send(message)
-        await client.send(legacy_request("ping", id=9))
+        await client.send(handshake_request("ping", id=9))
         assert client.take() == [{"jsonrpc": "2.0", "id": 9, "result": {}}]
 
     run(scenario)
@@ -507,14 +507,14 @@ def test_notifications_cancelled_cancels_an_async_request_which_writes_nothing()
     client = connect()
 
     async def scenario() -> None:
-        task = client.start(modern_request("tools/call", call("gate", {"name": "a"}), id="w"))
+        task = client.start(stateless_request("tools/call", call("gate", {"name": "a"}), id="w"))
         await state.entered_event("a").wait()
         await client.send(cancel("w"))
         await asyncio.wait_for(task, WAIT)
         assert client.written == []
         assert state.events == ["cancelled:a"]
         # The connection still serves.
-        await client.send(modern_request("tools/call", call("revision"), id="w"))
+        await client.send(stateless_request("tools/call", call("revision"), id="w"))
         assert client.take() == [result("w", MODERN, MODERN)]
 
     run(scenario)
@@ -525,7 +525,9 @@ def test_a_def_handler_sees_its_token_cancelled_and_the_id_type_matters() -> Non
     client = connect()
 
     async def scenario() -> None:
-        task = client.start(legacy_request("tools/call", call("blocking", {"chatty": False}), id=5))
+        task = client.start(
+            handshake_request("tools/call", call("blocking", {"chatty": False}), id=5)
+        )
         assert await asyncio.to_thread(state.started.wait, WAIT)
         await client.send(cancel("5"))
         await asyncio.sleep(0.05)
@@ -557,9 +559,9 @@ def test_malformed_or_unknown_cancels_are_ignored(params: dict[str, object] | No
     client = connect()
 
     async def scenario() -> None:
-        task = client.start(modern_request("tools/call", call("gate", {"name": "m"}), id=1))
+        task = client.start(stateless_request("tools/call", call("gate", {"name": "m"}), id=1))
         await state.entered_event("m").wait()
-        await client.send(legacy_request("notifications/cancelled", params, id=None))
+        await client.send(handshake_request("notifications/cancelled", params, id=None))
         await asyncio.sleep(0.01)
         assert not task.done() and client.written == []
         state.release_event("m").set()
@@ -574,7 +576,7 @@ def test_a_cancel_that_arrives_as_the_handler_finishes_still_suppresses_the_resp
     client = connect()
 
     async def scenario() -> None:
-        task = client.start(modern_request("tools/call", call("gate", {"name": "f"}), id=1))
+        task = client.start(stateless_request("tools/call", call("gate", {"name": "f"}), id=1))
         await state.entered_event("f").wait()
         state.release_event("f").set()
         await client.send(cancel(1))  # before the handler's task runs again
@@ -591,9 +593,11 @@ def test_a_finished_duplicate_id_does_not_forget_the_one_still_running() -> None
     client = connect()
 
     async def scenario() -> None:
-        first = client.start(modern_request("tools/call", call("gate", {"name": "one"}), id="d"))
+        first = client.start(stateless_request("tools/call", call("gate", {"name": "one"}), id="d"))
         await state.entered_event("one").wait()
-        second = client.start(modern_request("tools/call", call("gate", {"name": "two"}), id="d"))
+        second = client.start(
+            stateless_request("tools/call", call("gate", {"name": "two"}), id="d")
+        )
         await state.entered_event("two").wait()
         state.release_event("one").set()
         await asyncio.wait_for(first, WAIT)
@@ -616,9 +620,9 @@ def test_shutdown_answers_every_request_in_flight_with_the_overload_error() -> N
     client = connect()
 
     async def scenario() -> None:
-        waiting = client.start(modern_request("tools/call", call("gate", {"name": "s"}), id=1))
-        stubborn = client.start(legacy_request("tools/call", call("stubborn"), id="two"))
-        dropped = client.start(modern_request("tools/call", call("gate", {"name": "c"}), id=3))
+        waiting = client.start(stateless_request("tools/call", call("gate", {"name": "s"}), id=1))
+        stubborn = client.start(handshake_request("tools/call", call("stubborn"), id="two"))
+        dropped = client.start(stateless_request("tools/call", call("gate", {"name": "c"}), id=3))
         await state.entered_event("s").wait()
         await state.entered_event("c").wait()
         assert await asyncio.to_thread(state.started.wait, WAIT)
@@ -662,7 +666,7 @@ def test_a_request_settled_while_it_is_admitted_never_runs(ending: str) -> None:
     client = connect(Server(Stdio, admission=admission), None)
 
     async def scenario() -> None:
-        task = client.start(modern_request("tools/call", call("gate", {"name": "a"}), id="a"))
+        task = client.start(stateless_request("tools/call", call("gate", {"name": "a"}), id="a"))
         await admitting.wait()
         if ending == "shutdown":
             assert await client.connection.shutdown(client.write) == 1
@@ -683,9 +687,9 @@ def test_a_request_settled_while_it_is_admitted_never_runs(ending: str) -> None:
 @pytest.mark.parametrize(
     ("message", "revision"),
     [
-        (modern_request("tools/call", call("gate", {"name": "r"}), id="r"), MODERN),
-        (legacy_request("tools/call", call("gate", {"name": "r"}), id="r"), NOVEMBER),
-        (legacy_request("no/such/method", id="r"), NOVEMBER),
+        (stateless_request("tools/call", call("gate", {"name": "r"}), id="r"), MODERN),
+        (handshake_request("tools/call", call("gate", {"name": "r"}), id="r"), NOVEMBER),
+        (handshake_request("no/such/method", id="r"), NOVEMBER),
     ],
 )
 def test_a_refused_request_gets_the_overload_error_without_running(
@@ -707,7 +711,7 @@ def test_a_refused_cancel_still_cancels() -> None:
     client = connect()
 
     async def scenario() -> None:
-        task = client.start(modern_request("tools/call", call("gate", {"name": "o"}), id=5))
+        task = client.start(stateless_request("tools/call", call("gate", {"name": "o"}), id=5))
         await state.entered_event("o").wait()
         await client.connection.refuse_overloaded(json.dumps(cancel(5)).encode(), client.write)
         await asyncio.wait_for(task, WAIT)
@@ -720,7 +724,7 @@ def test_a_refused_cancel_still_cancels() -> None:
 @pytest.mark.parametrize(
     ("line", "answered"),
     [
-        (json.dumps(legacy_request("notifications/initialized", id=None)).encode(), []),
+        (json.dumps(handshake_request("notifications/initialized", id=None)).encode(), []),
         (b'{"jsonrpc":"2.0","id":1,"result":{}}', []),
         (b"{", [error(None, -32700, "Parse error")]),
         (b'{"jsonrpc":"2.0","id":7,"method":5}', [error(7, -32600, "Invalid Request")]),
@@ -749,7 +753,9 @@ def test_a_cancelled_request_sends_no_further_notifications() -> None:
     meta = {"progressToken": "p", "io.modelcontextprotocol/logLevel": "debug"}
 
     async def scenario() -> None:
-        request = modern_request("tools/call", call("blocking", {"chatty": True}, _meta=meta), id=1)
+        request = stateless_request(
+            "tools/call", call("blocking", {"chatty": True}, _meta=meta), id=1
+        )
         task = client.start(request)
         assert await asyncio.to_thread(state.started.wait, WAIT)
         await client.send(cancel(1))
@@ -768,7 +774,7 @@ def test_a_notification_on_its_way_when_the_request_is_cancelled_is_not_written(
 
     async def scenario() -> None:
         request = call("racing", _meta={"progressToken": "p"})
-        task = client.start(modern_request("tools/call", request, id=1))
+        task = client.start(stateless_request("tools/call", request, id=1))
         assert await asyncio.to_thread(state.started.wait, WAIT)
         state.let_go.set()
         # Waiting here blocks the loop, so the report's delivery stays queued behind it, and
@@ -798,8 +804,8 @@ def test_admission_rejected_with_an_error_answers_it_and_without_writes_nothing(
     client = connect(Server(Stdio, admission=admission), None)
 
     async def scenario() -> None:
-        await client.send(modern_request("tools/call", call("revision"), id=1))
-        await client.send(legacy_request("ping", id=2))
+        await client.send(stateless_request("tools/call", call("revision"), id=1))
+        await client.send(handshake_request("ping", id=2))
         answered = client.take()
         assert answered == [error(1, -32600, "Invalid Request")]
         valid(MODERN, None, answered)
@@ -819,7 +825,7 @@ def test_an_async_admission_identity_reaches_the_handler() -> None:
     client = connect(Server(Stdio, admission=admission), None)
 
     async def scenario() -> None:
-        await client.send(modern_request("tools/call", call("whoami"), id=1))
+        await client.send(stateless_request("tools/call", call("whoami"), id=1))
         assert client.take() == [result(1, "('alice', 'tools/call')", MODERN)]
 
     run(scenario)
@@ -832,7 +838,7 @@ def test_a_failing_admission_is_an_internal_error() -> None:
     client = connect(Server(Stdio, admission=admission), None)
 
     async def scenario() -> None:
-        await client.send(legacy_request("tools/call", call("revision"), id=1))
+        await client.send(handshake_request("tools/call", call("revision"), id=1))
         answered = client.take()
         assert answered == [error(1, -32603, "Internal error")]
         valid(NOVEMBER, None, answered)
@@ -848,7 +854,7 @@ def test_progress_and_log_notifications_are_written_before_the_result_in_order()
     meta = {"progressToken": "p", "io.modelcontextprotocol/logLevel": "warning"}
 
     async def scenario() -> None:
-        await client.send(modern_request("tools/call", call("steps", _meta=meta), id=1))
+        await client.send(stateless_request("tools/call", call("steps", _meta=meta), id=1))
         answered = client.take()
         assert answered == [
             {
@@ -879,7 +885,7 @@ def test_a_2025_request_gets_progress_and_info_level_logs() -> None:
 
     async def scenario() -> None:
         meta = {"progressToken": 7}
-        await client.send(legacy_request("tools/call", call("steps", _meta=meta), id=1))
+        await client.send(handshake_request("tools/call", call("steps", _meta=meta), id=1))
         answered = client.take()
         assert [message.get("method") for message in answered] == [
             "notifications/progress",
@@ -899,11 +905,11 @@ def test_logging_set_level_is_remembered_for_the_stdio_connection() -> None:
 
     async def scenario() -> None:
         await client.send(
-            legacy_request("initialize", {**INITIALIZE, "protocolVersion": NOVEMBER}, id=1)
+            handshake_request("initialize", {**INITIALIZE, "protocolVersion": NOVEMBER}, id=1)
         )
-        await client.send(legacy_request("logging/setLevel", {"level": "error"}, id=2))
+        await client.send(handshake_request("logging/setLevel", {"level": "error"}, id=2))
         client.take()
-        await client.send(legacy_request("tools/call", call("log"), id=3))
+        await client.send(handshake_request("tools/call", call("log"), id=3))
         answered = client.take()
         assert answered == [
             {
@@ -949,7 +955,7 @@ async def serve_lines(
 
 
 def gate(name: str, request_id: str | int) -> dict[str, object]:
-    return modern_request("tools/call", call("gate", {"name": name}), id=request_id)
+    return stateless_request("tools/call", call("gate", {"name": name}), id=request_id)
 
 
 def test_at_the_bound_requests_run_and_one_more_is_refused_with_its_id() -> None:
@@ -981,7 +987,7 @@ def test_a_def_handler_that_ignores_its_token_is_answered_after_the_grace_period
     async def scenario() -> None:
         started = time.monotonic()
         with caplog.at_level(logging.DEBUG, logger="mcpkit"):
-            request = legacy_request("tools/call", call("stubborn"), id="slow")
+            request = handshake_request("tools/call", call("stubborn"), id="slow")
             answered, cut_off = await serve_lines(Server(Stdio), [request])
         assert answered == [error("slow", *OVERLOADED)]
         valid(NOVEMBER, None, answered)
@@ -999,7 +1005,7 @@ def test_a_def_handler_that_ignores_its_token_is_answered_after_the_grace_period
 def test_a_quick_request_at_end_of_input_is_answered_and_nothing_is_cut_off() -> None:
     async def scenario() -> None:
         answered, cut_off = await serve_lines(
-            Server(Stdio), [modern_request("tools/call", call("revision"), id=1)]
+            Server(Stdio), [stateless_request("tools/call", call("revision"), id=1)]
         )
         assert answered == [result(1, MODERN, MODERN)]
         assert not cut_off
@@ -1012,7 +1018,7 @@ def test_a_request_the_client_cancelled_stays_unanswered_at_end_of_input() -> No
         await asyncio.to_thread(state.started.wait, WAIT)
 
     async def scenario() -> None:
-        request = legacy_request("tools/call", call("stubborn"), id=4)
+        request = handshake_request("tools/call", call("stubborn"), id=4)
         answered, cut_off = await serve_lines(Server(Stdio), [request, cancel(4)], after=entered)
         assert answered == []
         assert not cut_off

@@ -21,7 +21,7 @@ from mcpkit import (
     tool,
 )
 from mcpkit.server._stdio_connection import _Flight, _Outbox
-from mcpkit.testing import legacy_request
+from mcpkit.testing import handshake_request
 
 WAIT = 10.0
 PAD = "x" * 900  # one progress notification is about 1 KB
@@ -67,7 +67,7 @@ def test_a_def_handler_waits_for_a_client_that_does_not_read_and_stops_at_its_de
         writes.append(len(message))
         await never.wait()
 
-    request = legacy_request(
+    request = handshake_request(
         "tools/call",
         {"name": "chatty", "arguments": {"count": 100_000}, "_meta": {"progressToken": "p"}},
         id=1,
@@ -149,7 +149,7 @@ def test_a_notification_sent_just_before_a_cancel_is_not_written() -> None:
     async def write(message: bytes) -> None:
         written.append(message)
 
-    request = legacy_request(
+    request = handshake_request(
         "tools/call", {"name": "once", "arguments": {}, "_meta": {"progressToken": "p"}}, id=1
     )
 

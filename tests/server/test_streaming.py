@@ -34,9 +34,9 @@ from mcpkit.json import encode, from_python
 from mcpkit.testing import (
     TestClient,
     TestResponse,
-    legacy_request,
-    modern_headers,
-    modern_request,
+    handshake_request,
+    stateless_headers,
+    stateless_request,
 )
 
 from ..spec_schemas import schema_errors
@@ -177,10 +177,10 @@ def send(
     name = params.get("name")
     headers: dict[str, str]
     if revision == MODERN:
-        body = modern_request(method, body_params, id=id)
-        headers = modern_headers(method, name if isinstance(name, str) else None)
+        body = stateless_request(method, body_params, id=id)
+        headers = stateless_headers(method, name if isinstance(name, str) else None)
     else:
-        body = legacy_request(method, body_params, id=id)
+        body = handshake_request(method, body_params, id=id)
         headers = {"MCP-Protocol-Version": revision}
     response = client.post(PATH, body, headers=headers)
     assert_valid(revision, method, response.messages)

@@ -48,9 +48,9 @@ from mcpkit.server import HttpRequest
 from mcpkit.testing import (
     TestClient,
     TestResponse,
-    legacy_request,
-    modern_headers,
-    modern_request,
+    handshake_request,
+    stateless_headers,
+    stateless_request,
 )
 
 from ..wire import assert_valid
@@ -294,10 +294,10 @@ def exchange(
     """Send one request the way a client of ``revision`` does; check every message received."""
     sent: dict[str, str]
     if revision == MODERN:
-        body = modern_request(method, params, id=id)
-        sent = modern_headers(method, name)
+        body = stateless_request(method, params, id=id)
+        sent = stateless_headers(method, name)
     else:
-        body = legacy_request(method, params, id=id)
+        body = handshake_request(method, params, id=id)
         sent = {"MCP-Protocol-Version": revision}
     sent.update(headers or {})
     response = client.post(PATH, body, headers=sent)
@@ -1065,13 +1065,13 @@ def test_context_of_a_modern_call(client: TestClient) -> None:
         "custom/key": [1, 2],
     }
     capabilities: dict[str, object] = {"sampling": {}, "elicitation": {"form": {}}}
-    body = modern_request(
+    body = stateless_request(
         "tools/call",
         {"name": "whoami", "arguments": {}, "_meta": meta},
         id="1",
         capabilities=capabilities,
     )
-    response = client.post(PATH, body, headers=modern_headers("tools/call", "whoami"))
+    response = client.post(PATH, body, headers=stateless_headers("tools/call", "whoami"))
     assert_valid(MODERN, "tools/call", response.messages)
     assert_json(response, 200, result(MODERN, {"content": [text("ok")]}, id="1"))
     (ctx,) = contexts

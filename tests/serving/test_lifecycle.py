@@ -31,7 +31,7 @@ from mcpkit import (
     tool,
 )
 from mcpkit.serving._lifecycle import GracefulServer
-from mcpkit.testing import modern_headers, modern_request
+from mcpkit.testing import stateless_headers, stateless_request
 
 WAIT = 10.0
 OVERLOADED = {"code": -32603, "message": "Server overloaded; retry later"}
@@ -61,9 +61,9 @@ class Stops:
 
 def raw_call(port: int, tool_name: str, arguments: dict[str, Any], id: int) -> bytes:
     body = json.dumps(
-        modern_request("tools/call", {"name": tool_name, "arguments": arguments}, id=id)
+        stateless_request("tools/call", {"name": tool_name, "arguments": arguments}, id=id)
     ).encode()
-    headers = {**modern_headers("tools/call", tool_name), "Host": f"127.0.0.1:{port}"}
+    headers = {**stateless_headers("tools/call", tool_name), "Host": f"127.0.0.1:{port}"}
     head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
     return f"POST /mcp HTTP/1.1\r\n{head}Content-Length: {len(body)}\r\n\r\n".encode() + body
 

@@ -44,7 +44,7 @@ from mcpkit import (
 from mcpkit.json import JsonObject, from_python
 from mcpkit.server import EngineSettings, StdioConnection, build_engine
 from mcpkit.serving import registry_of
-from mcpkit.testing import TestClient, legacy_request, modern_headers, modern_request
+from mcpkit.testing import TestClient, handshake_request, stateless_headers, stateless_request
 from mcpkit.transports import McpApp
 from mcpkit.transports._connections import GuardedProtocol
 
@@ -164,8 +164,8 @@ def test_a_non_loopback_host_needs_allowed_hosts(host: str) -> None:
 
 def test_allowed_hosts_admit_their_host_header() -> None:
     server = Server(Main, host="0.0.0.0", allowed_hosts=iter(["MCP.Example"]))
-    body = modern_request("tools/call", {"name": "revision", "arguments": {}})
-    headers = {**modern_headers("tools/call", "revision")}
+    body = stateless_request("tools/call", {"name": "revision", "arguments": {}})
+    headers = {**stateless_headers("tools/call", "revision")}
     with TestClient(server) as client:
         allowed = client.post("/mcp", body, headers={**headers, "Host": "mcp.example:8000"})
         other = client.post("/mcp", body, headers={**headers, "Host": "evil.example"})
@@ -258,21 +258,21 @@ def test_configured_keeps_every_option() -> None:
     with TestClient(moved) as client:
         listed = client.post(
             "/mcp",
-            modern_request("tools/list"),
-            headers={**modern_headers("tools/list"), **headers},
+            stateless_request("tools/list"),
+            headers={**stateless_headers("tools/list"), **headers},
         )
         called = client.post(
             "/mcp",
-            modern_request("tools/call", {"name": "identity", "arguments": {}}),
-            headers={**modern_headers("tools/call", "identity"), **headers},
+            stateless_request("tools/call", {"name": "identity", "arguments": {}}),
+            headers={**stateless_headers("tools/call", "identity"), **headers},
         )
         discovered = client.post(
             "/mcp",
-            modern_request("server/discover"),
-            headers={**modern_headers("server/discover"), **headers},
+            stateless_request("server/discover"),
+            headers={**stateless_headers("server/discover"), **headers},
         )
         too_large = client.post(
-            "/mcp", b" " * 5000, headers={**modern_headers("server/discover"), **headers}
+            "/mcp", b" " * 5000, headers={**stateless_headers("server/discover"), **headers}
         )
     assert listed.status == called.status == discovered.status == 200
     assert listed.header("access-control-allow-origin") == "https://app.example"
@@ -356,8 +356,8 @@ def test_serve_binds_port_0_answers_a_real_request_and_learns_its_port(
     caplog.set_level(logging.INFO, logger="mcpkit")
     built = capture_uvicorn(monkeypatch)
     server = Server(Main, port=0)
-    body = json.dumps(modern_request("tools/call", {"name": "revision", "arguments": {}}))
-    headers = modern_headers("tools/call", "revision")
+    body = json.dumps(stateless_request("tools/call", {"name": "revision", "arguments": {}}))
+    headers = stateless_headers("tools/call", "revision")
 
     async def scenario() -> tuple[int, list[tuple[int, bytes]]]:
         task = asyncio.create_task(server.serve())
@@ -494,7 +494,7 @@ def test_stdio_connection_serves_the_only_endpoint_by_default() -> None:
     async def write(message: bytes) -> None:
         written.append(message)
 
-    request = modern_request("tools/call", {"name": "revision", "arguments": {}})
+    request = stateless_request("tools/call", {"name": "revision", "arguments": {}})
     asyncio.run(session.receive(json.dumps(request).encode(), write))
     assert json.loads(written[0])["result"]["content"] == [{"type": "text", "text": MODERN}]
 
@@ -508,7 +508,7 @@ def test_stdio_connection_selects_an_endpoint_by_its_exact_path() -> None:
 
     async def scenario() -> None:
         for path in ("/other", "/mcp"):
-            line = json.dumps(legacy_request("initialize", {"protocolVersion": NOVEMBER}))
+            line = json.dumps(handshake_request("initialize", {"protocolVersion": NOVEMBER}))
             await server.stdio_connection(path).receive(line.encode(), write)
 
     asyncio.run(scenario())
@@ -579,11 +579,11 @@ def test_python_m_mcpkit_serve_stdio_answers_on_stdout(tmp_path: Path) -> None:
     target = tmp_path / "tiny.py"
     target.write_text(textwrap.dedent(TINY))
     lines = [
-        legacy_request("initialize", {"protocolVersion": NOVEMBER, "capabilities": {},
+        handshake_request("initialize", {"protocolVersion": NOVEMBER, "capabilities": {},
                                       "clientInfo": {"name": "t", "version": "1"}}, id=1),
-        legacy_request("notifications/initialized", id=None),
-        legacy_request("tools/call", {"name": "echo", "arguments": {"text": "hi"}}, id=2),
-        modern_request("tools/call", {"name": "echo", "arguments": {"text": "new"}}, id=3),
+        handshake_request("notifications/initialized", id=None),
+        handshake_request("tools/call", {"name": "echo", "arguments": {"text": "hi"}}, id=2),
+        stateless_request("tools/call", {"name": "echo", "arguments": {"text": "new"}}, id=3),
     ]  # fmt: skip
     stdin = b"".join(json.dumps(line).encode() + b"\n" for line in lines) + b"{oops\n"
     completed = subprocess.run(
@@ -712,8 +712,8 @@ def test_allowed_hosts_must_be_non_empty_ascii_names(hosts: list[Any]) -> None:
 
 def test_allowed_hosts_are_compared_case_insensitively() -> None:
     server = Server(Main, allowed_hosts=["MCP.Example"])
-    body = modern_request("server/discover")
-    headers = modern_headers("server/discover")
+    body = stateless_request("server/discover")
+    headers = stateless_headers("server/discover")
     with TestClient(server) as client:
         answers = [
             client.post("/mcp", body, headers={**headers, "Host": host}).status

@@ -18,9 +18,9 @@ from mcpkit.server._http import HttpExchange, HttpRequest
 from mcpkit.testing import (
     TestClient,
     TestResponse,
-    legacy_request,
-    modern_headers,
-    modern_request,
+    handshake_request,
+    stateless_headers,
+    stateless_request,
 )
 from mcpkit.transports import McpApp
 from mcpkit.transports._asgi import ASGIApp, Message, Receive, Scope, Send
@@ -432,13 +432,13 @@ def test_responses_are_decoded_beyond_the_default_request_limit() -> None:
 
 
 def test_modern_headers() -> None:
-    assert modern_headers("tools/list") == {
+    assert stateless_headers("tools/list") == {
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
         "MCP-Protocol-Version": "2026-07-28",
         "Mcp-Method": "tools/list",
     }
-    headers = modern_headers("tools/call", "inventory.search", version="2099-01-01")
+    headers = stateless_headers("tools/call", "inventory.search", version="2099-01-01")
     assert headers["Mcp-Name"] == "inventory.search"
     assert headers["MCP-Protocol-Version"] == "2099-01-01"
 
@@ -447,19 +447,19 @@ def test_modern_headers() -> None:
     "name", ["caf\u00e9", " padded", "padded\t", "line\nbreak", "", "=?base64?Zm9v?="]
 )
 def test_unsafe_names_are_sent_in_base64(name: str) -> None:
-    value = modern_headers("prompts/get", name)["Mcp-Name"]
+    value = stateless_headers("prompts/get", name)["Mcp-Name"]
     assert value.startswith("=?base64?")
     assert value.endswith("?=")
     assert base64.b64decode(value[9:-2], validate=True).decode("utf-8") == name
 
 
 def test_inner_spaces_and_tabs_stay_literal() -> None:
-    assert modern_headers("prompts/get", "a b\tc")["Mcp-Name"] == "a b\tc"
-    assert modern_headers("resources/read", "=?base64?x")["Mcp-Name"] == "=?base64?x"
+    assert stateless_headers("prompts/get", "a b\tc")["Mcp-Name"] == "a b\tc"
+    assert stateless_headers("resources/read", "=?base64?x")["Mcp-Name"] == "=?base64?x"
 
 
 def test_modern_request_adds_meta() -> None:
-    assert modern_request("tools/list") == {
+    assert stateless_request("tools/list") == {
         "jsonrpc": "2.0",
         "id": 1,
         "method": "tools/list",
@@ -470,7 +470,7 @@ def test_modern_request_adds_meta() -> None:
             }
         },
     }
-    request = modern_request(
+    request = stateless_request(
         "tools/call",
         {"name": "t", "_meta": {"progressToken": 5, "io.modelcontextprotocol/protocolVersion": 7}},
         id="a",
@@ -489,7 +489,7 @@ def test_modern_request_adds_meta() -> None:
 
 
 def test_modern_request_keeps_a_malformed_meta_and_makes_notifications() -> None:
-    request = modern_request("notifications/cancelled", {"_meta": [1]}, id=None)
+    request = stateless_request("notifications/cancelled", {"_meta": [1]}, id=None)
     assert request == {
         "jsonrpc": "2.0",
         "method": "notifications/cancelled",
@@ -498,14 +498,14 @@ def test_modern_request_keeps_a_malformed_meta_and_makes_notifications() -> None
 
 
 def test_legacy_request() -> None:
-    assert legacy_request("ping") == {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-    assert legacy_request("initialize", {"protocolVersion": "2025-06-18"}, id=9) == {
+    assert handshake_request("ping") == {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    assert handshake_request("initialize", {"protocolVersion": "2025-06-18"}, id=9) == {
         "jsonrpc": "2.0",
         "id": 9,
         "method": "initialize",
         "params": {"protocolVersion": "2025-06-18"},
     }
-    assert legacy_request("notifications/initialized", id=None) == {
+    assert handshake_request("notifications/initialized", id=None) == {
         "jsonrpc": "2.0",
         "method": "notifications/initialized",
     }
@@ -513,9 +513,9 @@ def test_legacy_request() -> None:
 
 def test_helpers_round_trip_through_the_client() -> None:
     engine = FakeEngine()
-    body = modern_request("tools/call", {"name": "caf\u00e9"})
+    body = stateless_request("tools/call", {"name": "caf\u00e9"})
     with TestClient(McpApp(engine)) as client:
-        answered = client.post("/mcp", body, headers=modern_headers("tools/call", "caf\u00e9"))
+        answered = client.post("/mcp", body, headers=stateless_headers("tools/call", "caf\u00e9"))
     (request,) = engine.requests
     names = [name for name, _ in request.headers]
     assert names.count("content-type") == 1

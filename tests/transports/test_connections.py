@@ -26,7 +26,7 @@ from uvicorn.server import ServerState
 from mcpkit import CompleteResult, Limits, Revision, Server, endpoint, tool
 from mcpkit.errors import InvalidRequest, Overloaded
 from mcpkit.protocol import error_message
-from mcpkit.testing import modern_headers, modern_request
+from mcpkit.testing import stateless_headers, stateless_request
 from mcpkit.transports._connections import (
     BAD_REQUEST,
     HEAD_ALLOWANCE,
@@ -230,10 +230,10 @@ def mcp_request(
 ) -> tuple[bytes, bytes]:
     """The head and body of a 2026-07-28 ``tools/call``."""
     arguments = {"text": text} if tool_name == "echo" else {}
-    body = json.dumps(modern_request("tools/call", {"name": tool_name, "arguments": arguments}))
+    body = json.dumps(stateless_request("tools/call", {"name": tool_name, "arguments": arguments}))
     headers = [
         ("Host", f"127.0.0.1:{port}"),
-        *modern_headers("tools/call", tool_name).items(),
+        *stateless_headers("tools/call", tool_name).items(),
         ("Content-Length", str(len(body))),
         *extra,
     ]

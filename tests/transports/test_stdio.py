@@ -20,7 +20,7 @@ import pytest
 
 from mcpkit import DEFAULT_LIMITS, CompleteResult, Limits, Revision, Server, endpoint, tool
 from mcpkit.server._http import Writer
-from mcpkit.testing import modern_request
+from mcpkit.testing import stateless_request
 from mcpkit.transports._stdio import _copy, _LineSplitter, _write_all, run_stdio, serve_stdio
 
 
@@ -606,7 +606,7 @@ def test_memory_stays_bounded_however_many_lines_are_piped_in_at_once() -> None:
     count = 3_000
     limits = Limits(max_request_bytes=64 * 1024, max_stdio_buffered_bytes=1024 * 1024)
     server = Server(Lister, limits=limits)
-    line = json.dumps(modern_request("tools/list")).encode()
+    line = json.dumps(stateless_request("tools/list")).encode()
     data = b"".join(line.replace(b'"id": 1', b'"id": %d' % n) + b"\n" for n in range(count))
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()

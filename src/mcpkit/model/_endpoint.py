@@ -202,7 +202,7 @@ class Endpoint:
         values["session_revisions"] = sessions = checks.revision_set(
             site, "session_revisions", session_revisions, empty=True
         )
-        if not sessions <= {revision for revision in site.revisions if revision.is_legacy}:
+        if not sessions <= {revision for revision in site.revisions if revision.has_handshake}:
             raise site.fail(
                 f"session_revisions {checks.wires(sessions)} must be served 2025 revisions "
                 "only; 2026-07-28 is always stateless"

@@ -159,15 +159,15 @@ def check_object_outputs(site: Site, tools: Iterable[ToolRegistration]) -> None:
     the path in the message, should a registration ever be built another way.
     """
     for tool in tools:
-        legacy = sorted(revision.wire for revision in tool.revisions if revision.is_legacy)
+        handshake = sorted(revision.wire for revision in tool.revisions if revision.has_handshake)
         schema = tool.output_schema
-        if not legacy or schema is None:
+        if not handshake or schema is None:
             continue
         document = schema.document
         if not (isinstance(document, JsonObject) and document.get("type") == "object"):
             raise site.fail(
                 f"{describe(tool)} declares a non-object output schema, but structured content "
-                f"must be a JSON object on {', '.join(legacy)}"
+                f"must be a JSON object on {', '.join(handshake)}"
             )
 
 

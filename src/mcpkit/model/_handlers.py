@@ -113,10 +113,10 @@ class Operation:
         return f"{self.label} (revisions {wires(self.revisions)})"
 
     @property
-    def legacy(self) -> bool:
-        """True when a 2025 revision is selected: no 2026-only features (and a tool's output
-        must be an object)."""
-        return any(revision.is_legacy for revision in self.revisions)
+    def on_handshake(self) -> bool:
+        """True when a handshake revision (2025) is selected: no stateless-only features (and
+        a tool's output must be an object)."""
+        return any(revision.has_handshake for revision in self.revisions)
 
     def fail(self, problem: str) -> ConfigurationError:
         return ConfigurationError(f"{self}: {problem}")
@@ -208,7 +208,7 @@ def check_multi_round(
     mode = RequestStateMode.NONE if request_state_mode is None else request_state_mode
     if not isinstance(mode, RequestStateMode):
         raise owner.fail("request_state_mode must be a RequestStateMode or None")
-    if (kinds or mode is not RequestStateMode.NONE) and owner.legacy:
+    if (kinds or mode is not RequestStateMode.NONE) and owner.on_handshake:
         raise owner.fail(
             "input requests and request state exist only on 2026-07-28; an operation that "
             "declares them must select only Revision.V2026_07_28"

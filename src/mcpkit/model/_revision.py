@@ -33,7 +33,7 @@ class Revision(enum.Enum):
     __hash__ = object.__hash__
 
     @property
-    def is_legacy(self) -> bool:
+    def has_handshake(self) -> bool:
         """True for the 2025 revisions: ``initialize`` negotiation instead of per-request
         ``_meta``, and a 2025 adapter of reduced scope."""
         return self is not Revision.V2026_07_28

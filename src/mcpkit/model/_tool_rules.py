@@ -151,13 +151,15 @@ def input_model(tool: Tool, arguments: object, limits: Limits) -> InputModel:
 def output_model(tool: Tool, output: object, limits: Limits) -> OutputModel:
     """Derive the output schema: an object root whenever a 2025 revision is selected,
     never a bare ``str`` (the schema layer refuses it)."""
-    return tool.schema_step(lambda: derive_output(output, object_root=tool.legacy, limits=limits))
+    return tool.schema_step(
+        lambda: derive_output(output, object_root=tool.on_handshake, limits=limits)
+    )
 
 
 def check_headers(tool: Tool, schema: ToolSchema) -> None:
     """``Mcp-Param-*`` mirroring exists only on 2026-07-28, so a tool whose input schema
     declares ``x-mcp-header`` (authored, or derived from ``Arg(header=...)``) selects only it."""
-    if schema.headers and tool.legacy:
+    if schema.headers and tool.on_handshake:
         suffixes = ", ".join(header.suffix for header in schema.headers)
         raise tool.fail(
             f"mirrors arguments into headers (x-mcp-header: {suffixes}), which exist only on "

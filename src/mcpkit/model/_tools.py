@@ -200,7 +200,7 @@ class ToolRegistration(MultiRoundRegistration):
         the only revision selected.
         """
         tool = rules.identify(name, revisions)
-        if tool.legacy:
+        if tool.on_handshake:
             raise tool.fail(
                 "a task-required tool must select only Revision.V2026_07_28: there are no "
                 "tasks on 2025 revisions"

@@ -36,7 +36,7 @@ from mcpkit.protocol._request_meta import PROTOCOL_VERSION_KEY as PROTOCOL_VERSI
 from mcpkit.protocol._request_meta import LogLevel as LogLevel
 from mcpkit.protocol._request_meta import RequestMeta as RequestMeta
 from mcpkit.protocol._request_meta import read_meta as read_meta
-from mcpkit.protocol._request_meta import require_modern as require_modern
+from mcpkit.protocol._request_meta import require_stateless as require_stateless
 from mcpkit.protocol._revisions import CatalogOrder as CatalogOrder
 from mcpkit.protocol._revisions import RevisionProfile as RevisionProfile
 from mcpkit.protocol._revisions import profile as profile
@@ -93,7 +93,7 @@ __all__ = (
     "read_meta",
     "read_resource_result",
     "readable_id",
-    "require_modern",
+    "require_stateless",
     "resource_definition",
     "result_message",
     "select_handshake",

@@ -26,7 +26,7 @@ from mcpkit.protocol._revisions import profile
 
 __all__ = ["wire_error"]
 
-_KEEP_STATUS_ON_LEGACY: Final = (
+_KEEP_STATUS_ON_HANDSHAKE: Final = (
     DeadlineExceeded,
     HeaderMismatch,
     Overloaded,
@@ -50,6 +50,6 @@ def wire_error(error: ProtocolError, revision: Revision | None) -> tuple[int, Pr
         error = mapped
     if revision is None or profile(revision).stateless:
         return error.http_status, error
-    if isinstance(error, _KEEP_STATUS_ON_LEGACY):
+    if isinstance(error, _KEEP_STATUS_ON_HANDSHAKE):
         return error.http_status, error
     return 200, error

@@ -3,9 +3,9 @@
 On 2026-07-28 every request carries its own protocol version and client capabilities in
 ``_meta`` (there is no handshake to remember them from), and may opt in to log messages,
 progress and trace propagation.  :func:`read_meta` checks the shape of the members the server
-reads and nothing more; which of them a revision requires is :func:`require_modern`'s
-question, asked only once the request is known to be modern.  Members the server does not
-read are kept in ``RequestMeta.meta`` untouched.  Every refusal is the one fixed
+reads and nothing more; which of them a revision requires is :func:`require_stateless`'s
+question, asked only once the request is known to take the stateless path.  Members the server
+does not read are kept in ``RequestMeta.meta`` untouched.  Every refusal is the one fixed
 :class:`InvalidParams` (-32602), which never carries the value.
 """
 
@@ -32,7 +32,7 @@ __all__ = [
     "LogLevel",
     "RequestMeta",
     "read_meta",
-    "require_modern",
+    "require_stateless",
 ]
 
 META_KEY: Final = "_meta"
@@ -108,7 +108,7 @@ def read_meta(params: JsonObject | None) -> RequestMeta:
     if not meta:
         return RequestMeta(meta)
     # Every member is looked at only when present (most requests carry two or three), and the
-    # two every modern request carries are checked inline: a typical ``_meta`` is read without
+    # two every stateless request carries are checked inline: a typical ``_meta`` is read without
     # a call per member.
     version = meta.get(PROTOCOL_VERSION_KEY, _ABSENT)
     if version is _ABSENT:
@@ -121,7 +121,7 @@ def read_meta(params: JsonObject | None) -> RequestMeta:
     elif not isinstance(capabilities, JsonObject):
         raise InvalidParams()
     if len(meta) == 2 and version is not None and capabilities is not None:
-        # The minimal modern ``_meta``: those two are all it holds, every other member absent.
+        # The minimal stateless ``_meta``: those two are all it holds, every other member absent.
         return RequestMeta(meta, version, capabilities, None, None, None, _NO_TRACE)
     return RequestMeta(
         meta,
@@ -134,7 +134,7 @@ def read_meta(params: JsonObject | None) -> RequestMeta:
     )
 
 
-def require_modern(meta: RequestMeta) -> None:
+def require_stateless(meta: RequestMeta) -> None:
     """2026-07-28 needs the protocol version and client capabilities on every request."""
     if meta.protocol_version is None or meta.client_capabilities is None:
         raise InvalidParams()

@@ -25,7 +25,7 @@ class CatalogOrder(enum.Enum):
     """How a static catalog (``tools/list`` and the other three lists) is ordered."""
 
     REGISTRATION = "registration"
-    """The endpoint's registration order: the modern revision."""
+    """The endpoint's registration order: the stateless revision."""
     CANONICAL = "canonical"
     """Code-point order of the entry's key, a tool or prompt name, a resource URI or a template
     string: the 2025 revisions."""
@@ -41,9 +41,6 @@ class RevisionProfile:
     carries the ``Mcp-Method`` / ``Mcp-Name`` headers; errors keep their own HTTP status
     (2026-07-28).  The 2025 revisions negotiate with ``initialize`` and answer every error after
     the revision is known with HTTP 200."""
-    methods: frozenset[str]
-    """The client-to-server request methods the revision has; anything else
-    is -32601 (HTTP 404 on 2026-07-28)."""
     icons: bool
     """``icons`` exist on tools, prompts, resources, templates and resource links; 2025-06-18 has
     none."""
@@ -76,18 +73,8 @@ class RevisionProfile:
     (2025-11-25 on, SEP-1303) rather than JSON-RPC -32602 (2025-06-18)."""
 
 
-_COMMON_METHODS: Final = frozenset(
-    {
-        "tools/list", "tools/call", "prompts/list", "prompts/get", "resources/list",
-        "resources/templates/list", "resources/read", "completion/complete",
-    }
-)  # fmt: skip
-_LEGACY_METHODS: Final = _COMMON_METHODS | {"initialize", "ping", "logging/setLevel"}
-_MODERN_METHODS: Final = _COMMON_METHODS | {"server/discover"}
-
 _JUNE_2025: Final = RevisionProfile(
     stateless=False,
-    methods=_LEGACY_METHODS,
     revision=Revision.V2025_06_18,
     icons=False,
     tool_title=True,
@@ -114,7 +101,6 @@ _JULY_2026: Final = replace(
     _NOVEMBER_2025,
     revision=Revision.V2026_07_28,
     stateless=True,
-    methods=_MODERN_METHODS,
     structured_content_object_only=False,
     result_type=True,
     cache_hints=True,

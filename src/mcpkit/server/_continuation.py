@@ -95,8 +95,8 @@ _NOTHING_DECLARED: Final = Continuation(
 )
 
 
-# ``settled`` answers: a 2025 revision; an operation that declares nothing, asked no retry.
-_LEGACY: Final = (None, _NO_RETRY)
+# ``settled`` answers: a handshake revision; an operation that declares nothing, asked no retry.
+_HANDSHAKE: Final = (None, _NO_RETRY)
 _PLAIN: Final = (_NOTHING_DECLARED, _NO_RETRY)
 
 
@@ -117,7 +117,7 @@ def settled(
     state its handler emits is refused before the capabilities or the request id would be
     read.  (``requestState`` is ignored in that mode, as ``prepare`` ignores it.)"""
     if not stateless:
-        return _LEGACY
+        return _HANDSHAKE
     if (
         registration.request_state_mode is RequestStateMode.NONE
         and not registration.declared_kinds

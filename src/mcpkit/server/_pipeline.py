@@ -177,6 +177,7 @@ class Pipeline:
                 # Off HTTP nothing can answer a notification, so nothing refuses one: no
                 # revision check and no admission (a client's cancel must not wait on either).
                 self._notified(envelope, conversation)
+                await channel.accepted()
                 return
             selection = self.select(runtime, envelope, headers, conversation)
             revision = selection.revision
@@ -192,14 +193,7 @@ class Pipeline:
             else:
                 decision = await self._admit(runtime, selection, http)
                 if isinstance(decision, Rejected):
-                    body_ = None
-                    if decision.error is not None and kind is MessageKind.REQUEST:
-                        body_ = error_message(request_id, decision.error)
-                    rejected = [
-                        (name.encode("latin-1"), value.encode("latin-1"))
-                        for name, value in decision.headers
-                    ]
-                    await channel.refuse(decision.status, body_, rejected)
+                    await _refuse(channel, decision, envelope)
                     return
                 if channel.disconnected.is_set():
                     return  # cancelled, or the server stopped, while it was admitted
@@ -323,6 +317,16 @@ class Pipeline:
             log.error("mcpkit: admission controller returned %s", type(decision).__name__)
             raise InternalError()
         return decision
+
+
+async def _refuse(channel: Channel, rejected: Rejected, envelope: Envelope) -> None:
+    """Write the admission controller's refusal: its status and headers, and its error as the
+    answer of a request (a notification gets none)."""
+    message = None
+    if rejected.error is not None and envelope.kind is MessageKind.REQUEST:
+        message = error_message(envelope.id, rejected.error)
+    headers = [(name.encode("latin-1"), text.encode("latin-1")) for name, text in rejected.headers]
+    await channel.refuse(rejected.status, message, headers)
 
 
 def _handshake_revision(

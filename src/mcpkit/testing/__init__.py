@@ -5,8 +5,8 @@ from mcpkit.testing import _client
 from mcpkit.testing._client import ServesAsgi as ServesAsgi
 from mcpkit.testing._client import TestClient as TestClient
 from mcpkit.testing._client import TestResponse as TestResponse
-from mcpkit.testing._client import legacy_request as legacy_request
-from mcpkit.testing._client import modern_headers as modern_headers
-from mcpkit.testing._client import modern_request as modern_request
+from mcpkit.testing._client import handshake_request as handshake_request
+from mcpkit.testing._client import stateless_headers as stateless_headers
+from mcpkit.testing._client import stateless_request as stateless_request
 
 __all__ = _client.__all__  # the one list of public names

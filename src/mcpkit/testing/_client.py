@@ -39,15 +39,15 @@ __all__ = [
     "ServesAsgi",
     "TestClient",
     "TestResponse",
-    "legacy_request",
-    "modern_headers",
-    "modern_request",
+    "handshake_request",
+    "stateless_headers",
+    "stateless_request",
 ]
 
 Headers = Mapping[str, str] | Sequence[tuple[str, str]]
 _T = TypeVar("_T")
 
-MODERN_VERSION: Final = "2026-07-28"
+STATELESS_VERSION: Final = "2026-07-28"
 _PROTOCOL_VERSION_KEY: Final = "io.modelcontextprotocol/protocolVersion"
 _CLIENT_CAPABILITIES_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
 _JSON: Final = "application/json"
@@ -464,8 +464,8 @@ def _header_value(text: str) -> str:
     return f"{_SENTINEL_OPEN}{payload}{_SENTINEL_CLOSE}"
 
 
-def modern_headers(
-    method: str, name: str | None = None, *, version: str = MODERN_VERSION
+def stateless_headers(
+    method: str, name: str | None = None, *, version: str = STATELESS_VERSION
 ) -> dict[str, str]:
     """The headers a 2026-07-28 client sends for ``method`` (and its ``Mcp-Name`` target)."""
     headers = {
@@ -479,13 +479,13 @@ def modern_headers(
     return headers
 
 
-def modern_request(
+def stateless_request(
     method: str,
     params: Mapping[str, object] | None = None,
     *,
     id: str | int | None = 1,
     capabilities: Mapping[str, object] | None = None,
-    version: str = MODERN_VERSION,
+    version: str = STATELESS_VERSION,
 ) -> dict[str, object]:
     """A 2026-07-28 request: ``params._meta`` carries the protocol version and capabilities.
 
@@ -504,7 +504,7 @@ def modern_request(
     return _envelope(method, body, id)
 
 
-def legacy_request(
+def handshake_request(
     method: str, params: Mapping[str, object] | None = None, *, id: str | int | None = 1
 ) -> dict[str, object]:
     """A 2025-revision request (no ``_meta`` added); ``id=None`` makes a notification."""

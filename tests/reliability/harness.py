@@ -44,10 +44,17 @@ class Served:
         return self.process.pid
 
     def rss_kib(self) -> int:
+        return self._status_kib("VmRSS:")
+
+    def peak_kib(self) -> int:
+        """The most memory the process has held so far (its RSS high-water mark)."""
+        return self._status_kib("VmHWM:")
+
+    def _status_kib(self, field: str) -> int:
         for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(field):
                 return int(line.split()[1])
-        raise AssertionError("no VmRSS")  # pragma: no cover
+        raise AssertionError(f"no {field}")  # pragma: no cover
 
     def fds(self) -> int:
         return len(os.listdir(f"/proc/{self.pid}/fd"))

@@ -52,6 +52,25 @@ WIRE_TABLE: dict[type[ProtocolError], tuple[int, int, str, type[MCPKitError]]] =
         ProtocolError,
     ),
     errors.RateLimited: (-31999, 429, "Rate limit exceeded", ProtocolError),
+    errors.TooManySessions: (-32603, 503, "Too many sessions; retry later", errors.Overloaded),
+    errors.SessionQuota: (
+        -31999,
+        429,
+        "Session quota exceeded; end a session or wait for a call to finish",
+        errors.RateLimited,
+    ),
+    errors.SessionRequired: (
+        -32000,
+        400,
+        "Mcp-Session-Id required; send initialize first",
+        ProtocolError,
+    ),
+    errors.SessionNotFound: (
+        -32001,
+        404,
+        "Session not found; initialize a new session",
+        ProtocolError,
+    ),
 }
 
 WIRE_CLASSES = list(WIRE_TABLE)

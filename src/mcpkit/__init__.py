@@ -31,6 +31,10 @@ from mcpkit.errors import ProtocolError as ProtocolError
 from mcpkit.errors import RateLimited as RateLimited
 from mcpkit.errors import ResourceNotFound as ResourceNotFound
 from mcpkit.errors import SchemaError as SchemaError
+from mcpkit.errors import SessionNotFound as SessionNotFound
+from mcpkit.errors import SessionQuota as SessionQuota
+from mcpkit.errors import SessionRequired as SessionRequired
+from mcpkit.errors import TooManySessions as TooManySessions
 from mcpkit.errors import UnsupportedProtocolVersion as UnsupportedProtocolVersion
 from mcpkit.limits import DEFAULT_LIMITS as DEFAULT_LIMITS
 from mcpkit.limits import Limits as Limits
@@ -106,8 +110,11 @@ if _TYPE_CHECKING:
     from mcpkit.server import CorsPolicy as CorsPolicy
     from mcpkit.server import Keyring as Keyring
     from mcpkit.server import KeyringSnapshot as KeyringSnapshot
+    from mcpkit.server import MemorySessionStore as MemorySessionStore
     from mcpkit.server import ProtectionKey as ProtectionKey
     from mcpkit.server import Rejected as Rejected
+    from mcpkit.server import Session as Session
+    from mcpkit.server import SessionStore as SessionStore
     from mcpkit.serving import Server as Server
 
 # The serving names load the engine, asyncio and the transports, so they are imported when first
@@ -118,9 +125,12 @@ _LAZY = {
     "CorsPolicy": "mcpkit.server",
     "Keyring": "mcpkit.server",
     "KeyringSnapshot": "mcpkit.server",
+    "MemorySessionStore": "mcpkit.server",
     "ProtectionKey": "mcpkit.server",
     "Rejected": "mcpkit.server",
     "Server": "mcpkit.serving",
+    "Session": "mcpkit.server",
+    "SessionStore": "mcpkit.server",
 }
 
 
@@ -181,6 +191,7 @@ __all__ = (
     "KeyringSnapshot",
     "Limits",
     "MCPKitError",
+    "MemorySessionStore",
     "MethodNotFound",
     "MissingClientCapability",
     "OperationResult",
@@ -218,9 +229,15 @@ __all__ = (
     "SamplingResponse",
     "SchemaError",
     "Server",
+    "Session",
+    "SessionNotFound",
+    "SessionQuota",
+    "SessionRequired",
+    "SessionStore",
     "TaskCreatedResult",
     "TextContent",
     "TextResourceContents",
+    "TooManySessions",
     "ToolAnnotations",
     "ToolArguments",
     "ToolOutput",

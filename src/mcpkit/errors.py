@@ -20,12 +20,17 @@ Tree::
     │   │   ├── Overloaded            -32603  503  no handler slot: queue full, or the deadline
     │   │   │                                      passed while queued
     │   │   ├── DeadlineExceeded      -32603  504  the deadline passed while the handler ran
+    │   │   ├── TooManySessions       -32603  503  the server holds its most sessions
     │   │   └── ProtectorUnavailable  -32603  503  request state could not be sealed or opened
     │   ├── ResourceNotFound          -32002  200  (2025 revisions; 2026 maps not-found to -32602)
     │   ├── HeaderMismatch            -32020  400
     │   ├── MissingClientCapability   -32021  400
     │   ├── UnsupportedProtocolVersion -32022 400
+    │   ├── SessionRequired           -32000  400  a 2025 session request without Mcp-Session-Id
+    │   ├── SessionNotFound           -32001  404  unknown, ended or expired, or another owner's
     │   └── RateLimited               -31999  429
+    │       └── SessionQuota          -31999  429  the owner has its most sessions, or a
+    │                                              session its most calls in flight
     ├── Cancelled                     raised by a cancelled request's CancellationToken; never sent
     ├── ConfigurationError            invalid construction (limits, endpoints, schemas); detailed
     │   └── SchemaError               an authored schema or a Python type is outside Profile 1
@@ -65,6 +70,10 @@ __all__ = [
     "RateLimited",
     "ResourceNotFound",
     "SchemaError",
+    "SessionNotFound",
+    "SessionQuota",
+    "SessionRequired",
+    "TooManySessions",
     "UnsupportedProtocolVersion",
 ]
 
@@ -227,6 +236,13 @@ class DeadlineExceeded(InternalError):
     message = "Request timed out"
 
 
+class TooManySessions(Overloaded):
+    """``initialize`` would open a 2025 session past ``Limits.max_sessions`` (or past
+    ``max_anonymous_sessions`` for the anonymous owner): 503 / -32603."""
+
+    message = "Too many sessions; retry later"
+
+
 # Longest resource URI echoed in ``data.uri``; a longer one is left out.
 _MAX_ECHOED_URI = 65_535
 
@@ -339,3 +355,28 @@ class InvalidValueError(MCPKitError, ValueError):
     def __init__(self, rule: str) -> None:
         super().__init__(rule)
         self.rule = rule
+
+
+class SessionQuota(RateLimited):
+    """One owner's share of 2025 sessions is used up (``max_sessions_per_owner``), or one
+    session has ``max_active_calls_per_session`` calls in flight: 429 / -31999."""
+
+    message = "Session quota exceeded; end a session or wait for a call to finish"
+
+
+class SessionRequired(ProtocolError):
+    """A request to an endpoint that keeps 2025 sessions came without ``Mcp-Session-Id``
+    (only ``initialize`` starts one): 400 / -32000."""
+
+    jsonrpc_code = -32000
+    http_status = 400
+    message = "Mcp-Session-Id required; send initialize first"
+
+
+class SessionNotFound(ProtocolError):
+    """The ``Mcp-Session-Id`` names no live session of this client at this endpoint: never
+    issued, ended, expired, or another owner's (all the same answer): 404 / -32001."""
+
+    jsonrpc_code = -32001
+    http_status = 404
+    message = "Session not found; initialize a new session"

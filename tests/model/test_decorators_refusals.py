@@ -157,13 +157,7 @@ def test_an_07_session_revisions_are_served_2025_revisions() -> None:
 
 
 def test_settings_not_supported_yet_are_refused_by_the_decorators() -> None:
-    """Sessions and rate limits are not served yet: naming them is refused, never ignored."""
-    with refused("@endpoint class", "session_revisions is not supported yet"):
-
-        @build(revisions={MODERN, NOVEMBER}, session_revisions={NOVEMBER})
-        class Sessions:
-            pass
-
+    """Rate limits are not served yet: naming them is refused, never ignored."""
     with refused("@endpoint class", "tool_rate_limiter is not supported yet"):
 
         @build(tool_rate_limiter="inventory")

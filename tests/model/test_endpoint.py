@@ -195,15 +195,11 @@ def test_ep_08_pe_03_every_configured_value_has_an_immutable_getter() -> None:
 
 
 def test_settings_not_supported_yet_are_refused_not_ignored() -> None:
-    """Sessions and rate limits are not served yet: a valid value is refused with a message
-    that says so, rather than accepted and silently without effect."""
+    """Rate limits are not served yet: a valid value is refused with a message that says so,
+    rather than accepted and silently without effect."""
     assert refusal(tool_rate_limiter="inventory") == ENDPOINT_PREFIX + (
         "tool_rate_limiter is not supported yet: mcpkit has no rate limiting, so no tool would "
         "be limited; remove the option (limit calls in an admission controller meanwhile)"
-    )
-    assert refusal(session_revisions=[JUNE]) == ENDPOINT_PREFIX + (
-        "session_revisions is not supported yet: 2025 revisions are served without sessions "
-        "(no Mcp-Session-Id); remove the option"
     )
 
 
@@ -300,8 +296,8 @@ def test_pe_06_cache_hints_are_cache_policies(option: str) -> None:
 
 
 def test_rv_07_session_revisions_are_served_2025_revisions_only() -> None:
-    both = refusal(session_revisions={JUNE, NOVEMBER})  # well-formed, and not supported yet
-    assert "session_revisions is not supported yet" in both
+    assert endpoint(session_revisions={JUNE, NOVEMBER}).session_revisions == {JUNE, NOVEMBER}
+    assert endpoint().session_revisions == frozenset()
     modern = refusal(session_revisions={MODERN})
     assert modern == ENDPOINT_PREFIX + (
         "session_revisions 2026-07-28 must be served 2025 revisions only; 2026-07-28 is always "

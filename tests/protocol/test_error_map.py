@@ -21,6 +21,10 @@ from mcpkit.errors import (
     ProtocolError,
     RateLimited,
     ResourceNotFound,
+    SessionNotFound,
+    SessionQuota,
+    SessionRequired,
+    TooManySessions,
     UnsupportedProtocolVersion,
 )
 from mcpkit.model import Revision
@@ -45,13 +49,22 @@ CLASS_STATUS: list[tuple[type[ProtocolError], int]] = [
     (MissingClientCapability, 400),
     (UnsupportedProtocolVersion, 400),
     (RateLimited, 429),
+    (TooManySessions, 503),
+    (SessionQuota, 429),
+    (SessionRequired, 400),
+    (SessionNotFound, 404),
 ]
-# Capacity, deadline, rate-limit and protocol-version failures keep their status on 2025.
+# Capacity, deadline, rate-limit, session and protocol-version failures keep their status on
+# 2025.
 KEEP_ON_LEGACY = {
     DeadlineExceeded,
     HeaderMismatch,
     Overloaded,
     RateLimited,
+    TooManySessions,
+    SessionQuota,
+    SessionRequired,
+    SessionNotFound,
     UnsupportedProtocolVersion,
 }
 LEGACY = [JUNE, NOVEMBER]

@@ -71,6 +71,10 @@ FIXED_MESSAGES = frozenset(
         "Header mismatch",
         "Missing required client capability",
         "Unsupported protocol version",
+        "Too many sessions; retry later",
+        "Session quota exceeded; end a session or wait for a call to finish",
+        "Mcp-Session-Id required; send initialize first",
+        "Session not found; initialize a new session",
     }
 )
 INVALID_ARGUMENTS = "Arguments do not match the tool's inputSchema."

@@ -734,13 +734,16 @@ def test_allowed_hosts_are_compared_case_insensitively() -> None:
         ("max_anonymous_sessions", 0),
     ],
 )
-def test_session_limits_are_refused_until_sessions_exist(field: str, value: float) -> None:
-    """A server cannot apply session bounds without sessions: a changed one is refused, never
-    silently ignored; the defaults are accepted."""
+def test_session_limits_are_accepted(field: str, value: float) -> None:
+    """The session fields bound the sessions of endpoints that keep them."""
+    limits = Limits().replace(**{field: value})
+    assert Server(Main, limits=limits).engine.limits == limits
+
+
+def test_a_session_store_without_an_endpoint_that_keeps_sessions_is_refused() -> None:
     with pytest.raises(ConfigurationError) as caught:
-        Server(Main, limits=Limits().replace(**{field: value}))
+        Server(Main, sessions=mcpkit.MemorySessionStore(Limits()))
     assert str(caught.value) == (
-        f"Limits.{field} is not supported yet: 2025 revisions are served without sessions, so "
-        "session limits would limit nothing; leave the session fields at their defaults"
+        "sessions: no endpoint keeps 2025 sessions; give an endpoint session_revisions or "
+        "leave sessions unset"
     )
-    assert Server(Main, limits=Limits()).engine.limits == Limits()

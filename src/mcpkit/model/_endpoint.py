@@ -121,7 +121,8 @@ class Endpoint:
     ``resources/list`` handler), ``resource_list_cache`` and
     ``resource_template_list_cache`` (the 2026 cache hints of those two catalogs),
     ``tool_rate_limiter`` (the name of a server limiter applied to every tool) and
-    ``session_revisions`` (the served 2025 revisions that use sessions; empty disables them).
+    ``session_revisions`` (the served 2025 revisions on which ``initialize`` opens a session that
+    later requests name in ``Mcp-Session-Id``; empty, the default, serves 2025 statelessly).
 
     Every value is checked now; a refusal is a ``ConfigurationError`` naming the path, the
     operation and the revisions.  An endpoint without operations is valid and advertises no
@@ -206,11 +207,6 @@ class Endpoint:
             raise site.fail(
                 f"session_revisions {checks.wires(sessions)} must be served 2025 revisions "
                 "only; 2026-07-28 is always stateless"
-            )
-        if sessions:
-            raise site.fail(
-                "session_revisions is not supported yet: 2025 revisions are served without "
-                "sessions (no Mcp-Session-Id); remove the option"
             )
         values["tools"] = tools = checks.registrations(site, "tools", tools, ToolRegistration)
         values["prompts"] = prompts = checks.registrations(

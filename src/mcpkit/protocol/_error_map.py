@@ -4,7 +4,8 @@ status a failure gets.
 Before the revision is known (``revision=None``) and on 2026-07-28 every error keeps its own
 status (``InvalidParams`` 400, ``MethodNotFound`` 404, ``InternalError`` 500, ...).  On the 2025
 revisions an error about the operation is an ordinary JSON-RPC exchange in HTTP 200; only
-capacity, deadline, rate-limit and protocol-version failures keep their status there.
+capacity, deadline, rate-limit, session and protocol-version failures keep their status
+there.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from mcpkit.errors import (
     ProtocolError,
     RateLimited,
     ResourceNotFound,
+    SessionNotFound,
+    SessionRequired,
     UnsupportedProtocolVersion,
 )
 from mcpkit.model import Revision
@@ -31,6 +34,8 @@ _KEEP_STATUS_ON_HANDSHAKE: Final = (
     HeaderMismatch,
     Overloaded,
     RateLimited,
+    SessionNotFound,
+    SessionRequired,
     UnsupportedProtocolVersion,
 )
 

@@ -20,6 +20,9 @@ from mcpkit.server._policy import CorsPolicy as CorsPolicy
 from mcpkit.server._policy import Interceptor as Interceptor
 from mcpkit.server._policy import Rejected as Rejected
 from mcpkit.server._policy import ResultSanitizer as ResultSanitizer
+from mcpkit.server._sessions import MemorySessionStore as MemorySessionStore
+from mcpkit.server._sessions import Session as Session
+from mcpkit.server._sessions import SessionStore as SessionStore
 from mcpkit.server._stdio_connection import StdioConnection as StdioConnection
 
 __all__ = (
@@ -36,9 +39,12 @@ __all__ = (
     "Interceptor",
     "Keyring",
     "KeyringSnapshot",
+    "MemorySessionStore",
     "ProtectionKey",
     "Rejected",
     "ResultSanitizer",
+    "Session",
+    "SessionStore",
     "Signal",
     "StdioConnection",
     "StdioHandler",

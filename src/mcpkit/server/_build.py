@@ -29,6 +29,7 @@ from mcpkit.server._keyring import Keyring
 from mcpkit.server._operations import METHODS, Operations
 from mcpkit.server._policy import AdmissionController, CorsPolicy, Interceptor, ResultSanitizer
 from mcpkit.server._protection import RequestStateProtector
+from mcpkit.server._sessions import MemorySessionStore, SessionStore
 
 log = logging.getLogger("mcpkit")
 
@@ -52,21 +53,11 @@ class EngineSettings:
     discover_cache: CachePolicy = CachePolicy.PRIVATE_NO_CACHE
     keyring: Keyring | None = None
     """Keys for framework-protected request state; required when an operation uses it."""
+    sessions: SessionStore | None = None
+    """Where 2025 sessions live, for endpoints with ``session_revisions``; a
+    ``MemorySessionStore`` by default."""
     clock_ns: Callable[[], int] | None = None
     """The clock request state is sealed and opened against (tests inject one)."""
-
-
-# The ``Limits`` fields of 2025 sessions, which mcpkit does not serve yet: a server refuses
-# any of them changed, rather than accept a bound it cannot apply.
-_SESSION_LIMITS = (
-    "max_sessions",
-    "max_sessions_per_owner",
-    "session_idle_timeout_seconds",
-    "session_absolute_timeout_seconds",
-    "max_session_metadata_bytes",
-    "max_active_calls_per_session",
-    "max_anonymous_sessions",
-)
 
 
 def _is_coroutine_function(hook: object) -> bool:
@@ -148,15 +139,6 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
     if not isinstance(registry, EndpointRegistry):
         raise ConfigurationError("build_engine: registry must be an EndpointRegistry")
     limits = settings.limits
-    changed = [
-        name for name in _SESSION_LIMITS if getattr(limits, name) != getattr(DEFAULT_LIMITS, name)
-    ]
-    if changed:
-        raise ConfigurationError(
-            f"Limits.{changed[0]} is not supported yet: 2025 revisions are served without "
-            "sessions, so session limits would limit nothing; leave the session fields at "
-            "their defaults"
-        )
     if settings.cors is not None and not isinstance(settings.cors, CorsPolicy):
         raise ConfigurationError("cors must be a CorsPolicy or None")
     for name, hook in (
@@ -202,4 +184,19 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
         port=settings.port,
         cors=settings.cors,
         admission=settings.admission,
+        sessions=_session_store(registry, settings),
     )
+
+
+def _session_store(registry: EndpointRegistry, settings: EngineSettings) -> SessionStore | None:
+    """The store of 2025 sessions when an endpoint keeps them; one given where none does is
+    refused (it would hold nothing)."""
+    store = settings.sessions
+    if not any(endpoint.session_revisions for endpoint in registry):
+        if store is not None:
+            raise ConfigurationError(
+                "sessions: no endpoint keeps 2025 sessions; give an endpoint session_revisions "
+                "or leave sessions unset"
+            )
+        return None
+    return MemorySessionStore(settings.limits) if store is None else store

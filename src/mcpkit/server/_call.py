@@ -105,6 +105,8 @@ class Runtime:
     """The methods answered per revision, by name, decided once here rather than per request."""
     tools: _Plans = field(init=False, repr=False, compare=False)
     """The tools ``find_tool`` answers per revision and name, each with its ``ToolPlan``."""
+    sessions: frozenset[Revision] = field(init=False, repr=False, compare=False)
+    """The endpoint's ``session_revisions``, read on every HTTP request (one attribute)."""
 
     def __post_init__(self) -> None:
         offered = {
@@ -112,6 +114,7 @@ class Runtime:
         }
         object.__setattr__(self, "offered", MappingProxyType(offered))
         object.__setattr__(self, "tools", _tool_plans(self.endpoint, self.at_once))
+        object.__setattr__(self, "sessions", self.endpoint.session_revisions)
 
 
 class Call(NamedTuple):

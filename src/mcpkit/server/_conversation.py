@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from mcpkit.json import JsonObject
 from mcpkit.model import Revision
 
 __all__ = ["HANDSHAKE_LOG_LEVEL", "STATELESS", "Conversation"]
@@ -23,6 +24,11 @@ class Conversation:
     """One client's remembered state; see the module docstring."""
 
     __slots__ = ("log_level", "revision")
+
+    # What ``initialize`` said about the client, where a conversation remembers it (a 2025
+    # session); class-level, so a conversation that does not costs no storage.
+    client_info: JsonObject | None = None
+    client_capabilities: JsonObject | None = None
 
     def __init__(self) -> None:
         self.revision: Revision | None = None

@@ -17,14 +17,22 @@ from typing import Final
 from mcpkit._grammar import OWS_CHARS
 from mcpkit.errors import InvalidRequest, ProtocolError
 from mcpkit.limits import Limits
-from mcpkit.model import Endpoint, EndpointRegistry
-from mcpkit.protocol import HeaderFields, accepts, error_message, media_type_ok, wire_error
+from mcpkit.model import Endpoint, EndpointRegistry, Revision
+from mcpkit.protocol import (
+    HeaderFields,
+    accepts,
+    error_message,
+    media_type_ok,
+    select_handshake,
+    wire_error,
+)
 from mcpkit.server._call import Runtime
 from mcpkit.server._conversation import STATELESS
 from mcpkit.server._http import HttpExchange, HttpRequest
 from mcpkit.server._operations import Operations
-from mcpkit.server._pipeline import Answer, Pipeline
-from mcpkit.server._policy import AdmissionController, CorsPolicy
+from mcpkit.server._pipeline import Answer, Pipeline, wire_headers
+from mcpkit.server._policy import AdmissionController, CorsPolicy, Rejected
+from mcpkit.server._sessions import SessionStore
 from mcpkit.server._stream import Responder, respond
 
 __all__ = ["Engine"]
@@ -33,6 +41,7 @@ _LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
 # Host values whose answer is remembered (both accepted and refused ones), at most.
 _MAX_REMEMBERED_HOSTS: Final = 256
 _ALLOW: Final = ((b"allow", b"POST, OPTIONS"),)
+_ALLOW_SESSIONS: Final = ((b"allow", b"POST, DELETE, OPTIONS"),)
 _PREFLIGHT_HEADERS: Final = (
     "content-type, accept, authorization, mcp-protocol-version, mcp-method, mcp-name"
 )
@@ -69,13 +78,14 @@ class Engine:
         port: int | None,
         cors: CorsPolicy | None,
         admission: AdmissionController | None,
+        sessions: SessionStore | None = None,
     ) -> None:
         self.registry = registry
         self._runtimes = runtimes
         # Each endpoint's runtime under its exact path, so routing is one dict lookup.
         self._routes = {endpoint.path: runtimes[endpoint.path] for endpoint in registry}
         self.operations = operations
-        self.pipeline = Pipeline(operations, limits=limits, admission=admission)
+        self.pipeline = Pipeline(operations, limits=limits, admission=admission, sessions=sessions)
         self._limits = limits
         self._allowed_hosts = allowed_hosts
         self._hosts: dict[tuple[str, int | None], int] = {}
@@ -120,6 +130,9 @@ class Engine:
         fields = HeaderFields(request.headers)
         try:
             runtime = self._http_prefix(request, fields, extra)
+        except _Delete as delete:
+            await self._delete(delete.runtime, fields, request, exchange, extra)
+            return
         except Answer as answer:
             await respond(exchange, answer.status, answer.message, [*extra, *answer.extra])
             return
@@ -158,10 +171,17 @@ class Engine:
                 raise Answer(403)
             extra.append((b"access-control-allow-origin", origin.encode("latin-1")))
             extra.append((b"vary", b"Origin"))
-            extra.append((b"access-control-expose-headers", b"WWW-Authenticate"))
+            exposed = (
+                b"WWW-Authenticate, Mcp-Session-Id" if runtime.sessions else b"WWW-Authenticate"
+            )
+            extra.append((b"access-control-expose-headers", exposed))
         if request.method != "POST":
             if request.method == "OPTIONS" and origin is not None:
-                raise Answer(204, self._preflight(runtime.endpoint))
+                raise Answer(204, self._preflight(runtime))
+            if runtime.sessions:
+                if request.method == "DELETE":
+                    raise _Delete(runtime)
+                raise Answer(405, _ALLOW_SESSIONS)
             raise Answer(405, _ALLOW)
         if not media_type_ok(fields.get("content-type")):
             raise Answer(415)
@@ -190,16 +210,60 @@ class Engine:
             return 0
         return 421
 
-    def _preflight(self, endpoint: Endpoint) -> list[tuple[bytes, bytes]]:
+    def _preflight(self, runtime: Runtime) -> list[tuple[bytes, bytes]]:
+        endpoint = runtime.endpoint
         names = {
             f"mcp-param-{declaration.suffix.lower()}"
             for revision in endpoint.revisions
             for tool in endpoint.tools_for(revision)
             for declaration in tool.input_schema.headers
         }
+        if runtime.sessions:
+            names.add("mcp-session-id")
         allowed = ", ".join([_PREFLIGHT_HEADERS, *sorted(names)])
         return [
-            (b"access-control-allow-methods", b"POST"),
+            (b"access-control-allow-methods", b"POST, DELETE" if runtime.sessions else b"POST"),
             (b"access-control-allow-headers", allowed.encode("latin-1")),
             (b"access-control-max-age", b"600"),
         ]
+
+    async def _delete(
+        self,
+        runtime: Runtime,
+        fields: HeaderFields,
+        request: HttpRequest,
+        exchange: HttpExchange,
+        extra: list[tuple[bytes, bytes]],
+    ) -> None:
+        """``DELETE`` at an endpoint that keeps 2025 sessions: end the admitted client's
+        session (204).  The revision is the ``MCP-Protocol-Version`` header's, else the
+        session's; admission sees an empty ``method``."""
+        pipeline = self.pipeline
+        revision: Revision | None = None
+        try:
+            conversation = pipeline.find(fields)
+            version = fields.get("mcp-protocol-version")
+            served = runtime.sessions
+            if version is not None:
+                revision = select_handshake(version, served)
+            else:
+                revision = conversation.revision or max(served, key=lambda item: item.wire)
+            decision = await pipeline.admit(runtime, revision, "", False, request)
+            if isinstance(decision, Rejected):
+                await respond(exchange, decision.status, None, [*extra, *wire_headers(decision)])
+                return
+            pipeline.end(pipeline.bound(conversation, runtime, revision, decision))
+        except ProtocolError as error:
+            status, written = wire_error(error, revision)
+            await respond(exchange, status, error_message(None, written), extra)
+            return
+        await respond(exchange, 204, None, extra)
+
+
+class _Delete(Exception):
+    """``_http_prefix`` found a ``DELETE`` for a session endpoint (raised: the ``POST`` path
+    pays nothing for it)."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        super().__init__()
+        self.runtime = runtime

@@ -148,14 +148,17 @@ class Operations:
     def _context(self, call: Call, name: str | None, retry: Retry = _NO_RETRY) -> RequestContext:
         """The handler's view of the request, from values already validated (no re-checks)."""
         meta = call.meta
+        conversation = call.conversation  # a 2025 session remembers what initialize said
         return server_context(
             endpoint=call.runtime.endpoint,
             revision=call.revision,
             method=call.method,
             request_id=call.request_id,
             operation_name=name,
-            client_info=meta.client_info,
-            client_capabilities=meta.client_capabilities or _NO_CAPABILITIES,
+            client_info=meta.client_info or conversation.client_info,
+            client_capabilities=(
+                meta.client_capabilities or conversation.client_capabilities or _NO_CAPABILITIES
+            ),
             meta=meta.meta,
             input_responses=retry.input_responses,
             request_state=retry.request_state,

@@ -19,12 +19,15 @@ from typing import Final, Protocol
 
 from mcpkit.errors import (
     InternalError,
+    InvalidParams,
     InvalidRequest,
     Overloaded,
     ProtocolError,
+    SessionNotFound,
+    SessionRequired,
     UnsupportedProtocolVersion,
 )
-from mcpkit.json import JsonObject, decode
+from mcpkit.json import JsonObject, decode, encode
 from mcpkit.limits import Limits
 from mcpkit.model import CancellationToken, Revision
 from mcpkit.protocol import (
@@ -48,18 +51,29 @@ from mcpkit.protocol import (
     wire_error,
 )
 from mcpkit.server._call import Call, Runtime
-from mcpkit.server._conversation import Conversation
+from mcpkit.server._conversation import STATELESS, Conversation
 from mcpkit.server._http import HttpRequest
 from mcpkit.server._operations import Operations, read_params
 from mcpkit.server._policy import AdmissionController, AdmissionRequest, Admitted, Rejected
+from mcpkit.server._sessions import Session, SessionStore
 
-__all__ = ["Answer", "Channel", "Pipeline", "Refused", "Selection"]
+__all__ = ["Answer", "Channel", "Pipeline", "Refused", "Selection", "wire_headers"]
 
 log = logging.getLogger("mcpkit.server")
 
 _NO_PARAMS: Final = JsonObject()
 _EVERYONE: Final = Admitted()  # without an admission controller: anonymous, no partition
 _CANCELLED: Final = "notifications/cancelled"
+_SESSION_ID: Final = b"mcp-session-id"
+
+
+class _Unknown(Conversation):
+    """The conversation of a request whose ``Mcp-Session-Id`` names no live session."""
+
+    __slots__ = ()
+
+
+_UNKNOWN: Final = _Unknown()
 
 
 class Answer(Exception):
@@ -130,6 +144,14 @@ class Channel(Protocol):
     async def accepted(self) -> None:
         """The message was a notification or a response and needs no answer (HTTP 202)."""
 
+    def header(self, name: bytes, value: bytes) -> None:
+        """Add a header to the answer not yet written (``Mcp-Session-Id`` after ``initialize``
+        opened a session); a transport without headers ignores it."""
+
+    async def abandon(self) -> None:
+        """The client cancelled the request: end it without an answer (HTTP: the stream ends
+        with no result event)."""
+
 
 class Pipeline:
     """The transport-neutral groups, over the endpoints' runtimes and the operations."""
@@ -140,10 +162,13 @@ class Pipeline:
         *,
         limits: Limits,
         admission: AdmissionController | None,
+        sessions: SessionStore | None = None,
     ) -> None:
         self.operations = operations
         self.limits = limits
         self._admission = admission
+        self.sessions = sessions
+        """Where 2025 sessions live; ``None`` when no endpoint keeps them."""
         self.stopping = False
         """Set by a graceful stop: every new request is answered ``Overloaded``."""
 
@@ -179,6 +204,9 @@ class Pipeline:
                 self._notified(envelope, conversation)
                 await channel.accepted()
                 return
+            sessions = runtime.sessions
+            if sessions and headers is not None:
+                conversation = self.find(headers)  # its revision is the default one
             selection = self.select(runtime, envelope, headers, conversation)
             revision = selection.revision
             method = envelope.method or ""
@@ -191,19 +219,30 @@ class Pipeline:
             if self._admission is None:
                 admitted = _EVERYONE  # no coroutine to build and await
             else:
-                decision = await self._admit(runtime, selection, http)
+                decision = await self.admit(
+                    runtime, revision, method, kind is MessageKind.NOTIFICATION, http
+                )
                 if isinstance(decision, Rejected):
                     await _refuse(channel, decision, envelope)
                     return
                 if channel.disconnected.is_set():
                     return  # cancelled, or the server stopped, while it was admitted
                 admitted = decision
+            opening = False
+            if sessions and headers is not None:
+                conversation = self._bind(conversation, selection, runtime, admitted)
+                opening = revision in sessions and method == "initialize"
             if kind is MessageKind.NOTIFICATION:
                 self._notified(envelope, conversation)
                 await channel.accepted()
                 return
             assert request_id is not None  # a request always has one
             token = CancellationToken()
+            tracked: Session | None = None
+            stop: _Stop | None = None
+            if type(conversation) is Session:  # a cancel can stop it: registered to be found
+                tracked, stop = conversation, _Stop(token, channel.disconnected)
+                tracked.begin(request_id, stop, self.limits.max_active_calls_per_session)
             call = Call(
                 runtime,
                 revision,
@@ -226,6 +265,8 @@ class Pipeline:
                 message = await channel.run(self.operations.dispatch(call), token)
             except Exception as error:
                 if channel.disconnected.is_set():
+                    if stop is not None and stop.used:
+                        await channel.abandon()  # the client cancelled it: no answer
                     return  # nothing more is written for it
                 if not isinstance(error, ProtocolError):
                     log.error("mcpkit: request failed with %s", type(error).__name__)
@@ -233,6 +274,15 @@ class Pipeline:
                 status, written = wire_error(error, revision)
                 await channel.finish(status, error_message(request_id, written))
                 return
+            finally:
+                if tracked is not None:
+                    tracked.end_call(request_id)
+            if stop is not None and stop.used:
+                await channel.abandon()  # cancelled as it completed: the answer is not sent
+                return
+            if opening:  # the session opens once initialize has succeeded
+                opened = self._open(runtime, selection, admitted)
+                channel.header(_SESSION_ID, opened.id.encode("ascii"))
             await channel.finish(200, message)
         except Refused as refused:
             status, written = wire_error(refused.error, refused.revision)
@@ -288,23 +338,100 @@ class Pipeline:
             raise Refused(error, revision) from None
         return Selection(envelope, revision, meta)
 
+    # --- 2025 sessions (HTTP) ------------------------------------------------------------
+
+    def find(self, headers: HeaderFields) -> Conversation:
+        """The session the request names: ``STATELESS`` when it names none, ``_UNKNOWN`` when
+        no live session has its id.  Nothing is decided on it before admission."""
+        session_id = headers.get("mcp-session-id")
+        if session_id is None:
+            return STATELESS
+        assert self.sessions is not None  # built with the endpoints that keep sessions
+        return self.sessions.get(session_id) or _UNKNOWN
+
+    def _bind(
+        self,
+        conversation: Conversation,
+        selection: Selection,
+        runtime: Runtime,
+        admitted: Admitted,
+    ) -> Conversation:
+        """After admission: the session a session-revision message belongs to (``bound``);
+        ``initialize`` opens its own (``_open``), other revisions have none."""
+        revision = selection.revision
+        if revision not in runtime.sessions or selection.envelope.method == "initialize":
+            return STATELESS
+        return self.bound(conversation, runtime, revision, admitted)
+
+    def bound(
+        self,
+        conversation: Conversation,
+        runtime: Runtime,
+        revision: Revision,
+        admitted: Admitted,
+    ) -> Session:
+        """The admitted client's session at this endpoint and revision, kept alive.  Missing
+        is 400; never issued, ended, expired, another owner's, another endpoint's or another
+        revision's is the same 404."""
+        if conversation is STATELESS:
+            raise SessionRequired()
+        if (
+            type(conversation) is not Session
+            or conversation.owner != admitted.authorization
+            or conversation.path != runtime.endpoint.path
+            or conversation.revision is not revision
+        ):
+            raise SessionNotFound()
+        assert self.sessions is not None
+        self.sessions.touch(conversation)
+        return conversation
+
+    def _open(self, runtime: Runtime, selection: Selection, admitted: Admitted) -> Session:
+        """``initialize`` on a session revision: a new session for the admitted owner, with the
+        client's metadata (at most ``max_session_metadata_bytes`` of it, encoded)."""
+        params = selection.envelope.params or _NO_PARAMS
+        info = params.get("clientInfo")
+        capabilities = params.get("capabilities")
+        remembered = JsonObject({"clientInfo": info, "capabilities": capabilities})
+        if len(encode(remembered, limits=self.limits)) > self.limits.max_session_metadata_bytes:
+            raise InvalidParams()
+        assert self.sessions is not None
+        session = self.sessions.create(
+            admitted.authorization, runtime.endpoint.path, selection.revision
+        )
+        session.remember(info, capabilities)
+        return session
+
+    def end(self, session: Session) -> None:
+        """End ``session`` (``DELETE``)."""
+        assert self.sessions is not None
+        self.sessions.end(session)
+
     @staticmethod
     def _notified(envelope: Envelope, conversation: Conversation) -> None:
         """A notification the server acts on: a cancel stops the conversation's request."""
         if envelope.method == _CANCELLED and envelope.params is not None:
             conversation.cancel(envelope.params.get("requestId"))
 
-    async def _admit(
-        self, runtime: Runtime, selection: Selection, request: HttpRequest | None
+    async def admit(
+        self,
+        runtime: Runtime,
+        revision: Revision,
+        method: str,
+        notification: bool,
+        request: HttpRequest | None,
     ) -> Admitted | Rejected:
+        """Group 11: the application's admission controller decides (everyone is admitted
+        without one); a controller that fails or returns anything else is -32603."""
         admission = self._admission
-        assert admission is not None  # the caller asked
+        if admission is None:
+            return _EVERYONE
         asked = AdmissionRequest(
             endpoint=runtime.endpoint,
             http_request=request,
-            revision=selection.revision,
-            method=selection.envelope.method or "",
-            notification=selection.envelope.kind is MessageKind.NOTIFICATION,
+            revision=revision,
+            method=method,
+            notification=notification,
         )
         try:
             decision = admission(asked)
@@ -319,14 +446,36 @@ class Pipeline:
         return decision
 
 
+class _Stop:
+    """What ``notifications/cancelled`` does to a session's call: cancel the handler's token
+    and stop waiting for it (through the transport's disconnect signal), noting that the
+    client asked, so that the request ends without an answer rather than as a client gone."""
+
+    __slots__ = ("disconnected", "token", "used")
+
+    def __init__(self, token: CancellationToken, disconnected: asyncio.Event) -> None:
+        self.token = token
+        self.disconnected = disconnected
+        self.used = False
+
+    def __call__(self) -> None:
+        self.used = True
+        self.token.cancel()
+        self.disconnected.set()
+
+
 async def _refuse(channel: Channel, rejected: Rejected, envelope: Envelope) -> None:
     """Write the admission controller's refusal: its status and headers, and its error as the
     answer of a request (a notification gets none)."""
     message = None
     if rejected.error is not None and envelope.kind is MessageKind.REQUEST:
         message = error_message(envelope.id, rejected.error)
-    headers = [(name.encode("latin-1"), text.encode("latin-1")) for name, text in rejected.headers]
-    await channel.refuse(rejected.status, message, headers)
+    await channel.refuse(rejected.status, message, wire_headers(rejected))
+
+
+def wire_headers(rejected: Rejected) -> list[tuple[bytes, bytes]]:
+    """The admission controller's response headers, as written (checked when it built them)."""
+    return [(name.encode("latin-1"), text.encode("latin-1")) for name, text in rejected.headers]
 
 
 def _handshake_revision(

@@ -87,7 +87,8 @@ class CorsPolicy:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AdmissionRequest:
     """What an admission controller decides on: the endpoint, the HTTP request (``None`` on
-    stdio), the revision, the JSON-RPC method and whether the message is a notification."""
+    stdio), the revision, the JSON-RPC method and whether the message is a notification.  A
+    ``DELETE`` that ends a 2025 session has no JSON-RPC method: ``method`` is empty there."""
 
     endpoint: Endpoint
     http_request: HttpRequest | None

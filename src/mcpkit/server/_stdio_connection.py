@@ -258,6 +258,12 @@ class _Line:
     async def accepted(self) -> None:
         """Nothing to write: stdio acknowledges nothing."""
 
+    def header(self, name: bytes, value: bytes) -> None:  # pragma: no cover - no sessions here
+        """stdio has no headers (and no sessions: the process is the conversation)."""
+
+    async def abandon(self) -> None:  # pragma: no cover - stdio requests are never tracked
+        """A cancelled request writes nothing: ``cancel`` settled it."""
+
     async def _answer(self, message: bytes) -> None:
         """Write the answer of a request nothing else settled (or of a line that never became
         one: ``flight`` is ``None`` until the envelope is read)."""

@@ -183,6 +183,20 @@ class Responder:
     async def accepted(self) -> None:
         await respond(self._exchange, 202, None, self._extra)
 
+    def header(self, name: bytes, value: bytes) -> None:
+        self._extra = (*self._extra, (name, value))
+
+    async def abandon(self) -> None:
+        """End the response with no answer (the client cancelled the request): a committed
+        stream ends after what was queued, without a result event; an uncommitted response
+        is an event stream with no events."""
+        self.close()
+        if self._drainer is not None:
+            await self._stop(self._drainer)
+        if not self._committed:
+            await self._exchange.start(200, [*_SSE_HEADERS, *self._extra])
+        await self._exchange.write(b"", more=False)
+
     async def run(self, work: Awaitable[T], token: object = None) -> T:
         """Await ``work``; the notifications it queues meanwhile are written in order by a
         drainer task that exists only once a first notification arrives, so a request that

@@ -31,6 +31,7 @@ from mcpkit.server import (
     Interceptor,
     Keyring,
     ResultSanitizer,
+    SessionStore,
     StdioConnection,
     build_engine,
 )
@@ -164,6 +165,7 @@ class Server:
         prompt_list_cache: CachePolicy = CachePolicy.PRIVATE_NO_CACHE,
         discover_cache: CachePolicy = CachePolicy.PRIVATE_NO_CACHE,
         keyring: Keyring | None = None,
+        sessions: SessionStore | None = None,
         loop: EventLoop = "asyncio",
         drain_seconds: float = 30.0,
     ) -> None:
@@ -183,6 +185,7 @@ class Server:
             prompt_list_cache=prompt_list_cache,
             discover_cache=discover_cache,
             keyring=keyring,
+            sessions=sessions,
         )
         self._build(
             registry,

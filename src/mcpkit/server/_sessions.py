@@ -1,0 +1,193 @@
+"""2025 sessions: what an endpoint that opts in remembers of a client between HTTP requests.
+
+``initialize`` on a session revision opens a ``Session`` (its id goes back in
+``Mcp-Session-Id``), every later request presents the id, and ``DELETE`` ends it.  A session
+belongs to the authorization partition admission gave ``initialize`` (its owner): the same id
+presented by anyone else is "not found", exactly as an id never issued.
+
+Sessions live in a ``SessionStore``.  ``MemorySessionStore`` keeps them in this process, with
+the quotas of ``Limits``: sessions in all, per owner (the anonymous owner has its own budget),
+idle and absolute lifetimes.  The calls in flight of a session (which
+``notifications/cancelled`` can stop) are always node-local, whatever the store.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from typing import Final, Protocol
+
+from mcpkit.errors import SessionQuota, TooManySessions
+from mcpkit.json import JsonObject, JsonValue
+from mcpkit.limits import Limits
+from mcpkit.model import Revision
+from mcpkit.server._conversation import Conversation
+
+__all__ = ["MemorySessionStore", "Session", "SessionStore"]
+
+_ID_BYTES: Final = 32
+"""256 random bits per session id (``secrets``), written as 43 URL-safe characters."""
+RECLAIM_AFTER_SECONDS: Final = 30.0
+"""An owner at its quota may reclaim its own oldest session once that one has been quiet (no
+request, no call in flight) this long: a client that reconnects without ``DELETE`` is not
+locked out until its old sessions expire.  Other owners' sessions are never touched."""
+
+
+class Session(Conversation):
+    """One client's session: its id, owner and endpoint, the revision and client metadata of
+    its ``initialize``, the log level it chose, and its calls in flight."""
+
+    __slots__ = (
+        "_calls", "client_capabilities", "client_info", "created", "ended", "id", "owner",
+        "path", "touched",
+    )  # fmt: skip
+
+    def __init__(
+        self, session_id: str, owner: str | None, path: str, revision: Revision, now: float
+    ) -> None:
+        super().__init__()
+        self.id = session_id
+        self.owner = owner
+        self.path = path
+        self.revision = revision
+        self.created = self.touched = now
+        self.ended = False
+        self.client_info: JsonObject | None = None
+        self.client_capabilities: JsonObject | None = None
+        self._calls: dict[str | int, Callable[[], None]] = {}
+
+    def __repr__(self) -> str:  # the id is a credential: never in a repr or a log
+        wire = "" if self.revision is None else self.revision.wire
+        return f"<Session {self.path} {wire} calls={len(self._calls)}>"
+
+    def negotiated(self, revision: Revision) -> None:
+        """The session was opened on its revision: nothing changes."""
+
+    def remember(self, client_info: JsonValue, capabilities: JsonValue) -> None:
+        """What ``initialize`` said about the client (checked and bounded by the caller)."""
+        self.client_info = client_info if isinstance(client_info, JsonObject) else None
+        self.client_capabilities = capabilities if isinstance(capabilities, JsonObject) else None
+
+    @property
+    def calls(self) -> int:
+        return len(self._calls)
+
+    def begin(self, request_id: str | int, stop: Callable[[], None], limit: int) -> None:
+        """A call starts; ``stop`` is what a cancel does to it.  Refused (``SessionQuota``) when
+        ``limit`` calls are in flight already; an id already in flight is a client error the
+        cancel could not tell apart, refused the same way."""
+        if len(self._calls) >= limit or request_id in self._calls:
+            raise SessionQuota()
+        self._calls[request_id] = stop
+
+    def end_call(self, request_id: str | int) -> None:
+        self._calls.pop(request_id, None)
+
+    def cancel(self, request_id: object) -> None:
+        if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
+            return
+        stop = self._calls.pop(request_id, None)
+        if stop is not None:
+            stop()
+
+    def stop_all(self) -> None:
+        """The session ended: stop every call still in flight."""
+        calls, self._calls = self._calls, {}
+        for stop in calls.values():
+            stop()
+
+
+class SessionStore(Protocol):
+    """Where sessions live: create, find, keep alive, end.  Replace ``MemorySessionStore`` to
+    keep the session records elsewhere; the calls in flight stay with the node serving them."""
+
+    def create(self, owner: str | None, path: str, revision: Revision) -> Session:
+        """A new session, or ``TooManySessions`` / ``SessionQuota`` when a quota is full."""
+
+    def get(self, session_id: str) -> Session | None:
+        """The live session with this id, or ``None`` (never issued, ended or expired)."""
+
+    def touch(self, session: Session) -> None:
+        """The client used the session: its idle time starts again."""
+
+    def end(self, session: Session) -> None:
+        """End the session (``DELETE``, expiry, a failed ``initialize``); idempotent."""
+
+
+class MemorySessionStore:
+    """Sessions in this process, bounded by the session fields of ``Limits``."""
+
+    def __init__(self, limits: Limits, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._limits = limits
+        self._clock = clock
+        self._sessions: dict[str, Session] = {}
+        self._owned: dict[str | None, dict[str, Session]] = {}
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def create(self, owner: str | None, path: str, revision: Revision) -> Session:
+        limits = self._limits
+        now = self._clock()
+        if len(self._sessions) >= limits.max_sessions:
+            self._sweep(now)
+        owned = self._owned.get(owner, {})
+        quota = limits.max_anonymous_sessions if owner is None else limits.max_sessions_per_owner
+        if len(owned) >= quota:
+            self._reclaim(owned, now, quota)
+        if len(owned) >= quota:
+            raise SessionQuota()
+        if len(self._sessions) >= limits.max_sessions:
+            raise TooManySessions()
+        session = Session(secrets.token_urlsafe(_ID_BYTES), owner, path, revision, now)
+        self._sessions[session.id] = session
+        self._owned.setdefault(owner, {})[session.id] = session
+        return session
+
+    def get(self, session_id: str) -> Session | None:
+        session = self._sessions.get(session_id)
+        if session is not None and self._expired(session, self._clock()):
+            self.end(session)
+            return None
+        return session
+
+    def touch(self, session: Session) -> None:
+        session.touched = self._clock()
+
+    def end(self, session: Session) -> None:
+        if session.ended:
+            return
+        session.ended = True
+        self._sessions.pop(session.id, None)
+        owned = self._owned.get(session.owner)
+        if owned is not None:
+            owned.pop(session.id, None)
+            if not owned:
+                del self._owned[session.owner]
+        session.stop_all()
+
+    def _expired(self, session: Session, now: float) -> bool:
+        limits = self._limits
+        if now - session.created >= limits.session_absolute_timeout_seconds:
+            return True
+        # A call in flight is the client's activity: a long call never idles its session out.
+        return not session.calls and now - session.touched >= limits.session_idle_timeout_seconds
+
+    def _sweep(self, now: float) -> None:
+        """End every expired session (only when the server is full: O(sessions))."""
+        for session in [s for s in self._sessions.values() if self._expired(s, now)]:
+            self.end(session)
+
+    def _reclaim(self, owned: dict[str, Session], now: float, quota: int) -> None:
+        """Make room in one owner's quota: its expired sessions end, then its quietest one if
+        that has been quiet ``RECLAIM_AFTER_SECONDS``."""
+        for session in [s for s in owned.values() if self._expired(s, now)]:
+            self.end(session)
+        if len(owned) < quota:
+            return
+        quiet = [s for s in owned.values() if not s.calls]
+        if quiet:
+            oldest = min(quiet, key=lambda session: session.touched)
+            if now - oldest.touched >= RECLAIM_AFTER_SECONDS:
+                self.end(oldest)

@@ -1,0 +1,550 @@
+"""2025 sessions over HTTP: ``initialize`` opens one, later requests present its id, ``DELETE``
+ends it, the owner admission named at ``initialize`` is the only one who can use it, and the
+quotas of ``Limits`` hold at their limit and refuse just past it."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from concurrent.futures import Future
+from typing import Any
+
+import pytest
+
+import mcpkit
+from mcpkit import (
+    AdmissionRequest,
+    Admitted,
+    CancellationToken,
+    CompleteResult,
+    Limits,
+    MemorySessionStore,
+    Rejected,
+    RequestContext,
+    Revision,
+    Server,
+    SessionQuota,
+    TooManySessions,
+)
+from mcpkit.json import JsonObject
+from mcpkit.server import Session
+from mcpkit.server._sessions import RECLAIM_AFTER_SECONDS
+from mcpkit.testing import TestClient, TestResponse, handshake_request
+
+JUNE, NOVEMBER, MODERN = Revision.V2025_06_18, Revision.V2025_11_25, Revision.V2026_07_28
+WAIT = 10.0
+INIT = {"protocolVersion": "2025-11-25", "capabilities": {"roots": {}}, "clientInfo": {"name": "c"}}
+
+
+class Gate:
+    """Lets a test hold a ``def`` tool until it says so."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.cancelled = threading.Event()
+
+
+gate = Gate()
+cancel_target: dict[str, Any] = {}
+
+
+@mcpkit.endpoint(
+    path="/mcp",
+    name="sessions",
+    version="1.0.0",
+    revisions={JUNE, NOVEMBER, MODERN},
+    session_revisions={JUNE, NOVEMBER},
+)
+class Sessions:
+    @mcpkit.tool(name="who")
+    def who(self, ctx: RequestContext) -> CompleteResult:
+        info = ctx.client_info or JsonObject()
+        return CompleteResult.from_tool_text(
+            f"{info.get('name')} {sorted(ctx.client_capabilities)}"
+        )
+
+    @mcpkit.tool(name="hold")
+    def hold(self, token: CancellationToken) -> CompleteResult:
+        gate.entered.set()
+        while not gate.release.wait(0.01):
+            if token.cancelled:
+                gate.cancelled.set()
+                return CompleteResult.from_tool_text("cancelled")
+        return CompleteResult.from_tool_text("released")
+
+    @mcpkit.tool(name="report_then_hold")
+    def report_then_hold(
+        self, token: CancellationToken, progress: mcpkit.ProgressReporter | None
+    ) -> CompleteResult:
+        assert progress is not None
+        progress.report(1)
+        return self.hold(token)
+
+    @mcpkit.tool(name="self_cancel")
+    async def self_cancel(self) -> CompleteResult:
+        # never suspends: it completes in the same step in which its own cancel arrives
+        cancel_target["session"].cancel(cancel_target["id"])
+        return CompleteResult.from_tool_text("done anyway")
+
+
+@mcpkit.endpoint(
+    path="/other", name="other", version="1.0.0", revisions={NOVEMBER}, session_revisions={NOVEMBER}
+)
+class Other:
+    @mcpkit.tool(name="ping")
+    def ping(self) -> CompleteResult:
+        return CompleteResult.from_tool_text("pong")
+
+
+@mcpkit.endpoint(path="/stateless", name="stateless", version="1.0.0", revisions={NOVEMBER})
+class Stateless:
+    @mcpkit.tool(name="ping")
+    def ping(self) -> CompleteResult:
+        return CompleteResult.from_tool_text("pong")
+
+
+def owner_by_header(request: AdmissionRequest) -> Admitted | Rejected:
+    """The owner is the ``X-Owner`` header (a stand-in for a verified credential)."""
+    assert request.http_request is not None
+    owner = dict(request.http_request.headers).get("x-owner")
+    if owner == "nobody":
+        return Rejected(status=401, headers=(("WWW-Authenticate", "Bearer"),))
+    return Admitted(authorization=owner)
+
+
+@pytest.fixture()
+def client() -> Iterator[TestClient]:
+    with TestClient(Server([Sessions, Other, Stateless], admission=owner_by_header)) as c:
+        yield c
+
+
+def initialize(
+    client: TestClient, path: str = "/mcp", owner: str | None = None, version: str = "2025-11-25"
+) -> str:
+    headers = {} if owner is None else {"x-owner": owner}
+    params = {**INIT, "protocolVersion": version}
+    response = client.post(path, handshake_request("initialize", params), headers=headers)
+    assert response.status == 200, response.body
+    session_id = response.header("mcp-session-id")
+    assert session_id is not None
+    return session_id
+
+
+def call(
+    client: TestClient,
+    tool: str,
+    session_id: str | None,
+    *,
+    path: str = "/mcp",
+    owner: str | None = None,
+    id: int = 1,
+    version: str | None = "2025-11-25",
+) -> TestResponse:
+    headers = {}
+    if session_id is not None:
+        headers["mcp-session-id"] = session_id
+    if owner is not None:
+        headers["x-owner"] = owner
+    if version is not None:
+        headers["mcp-protocol-version"] = version
+    message = handshake_request("tools/call", {"name": tool, "arguments": {}}, id=id)
+    return client.post(path, message, headers=headers)
+
+
+def member(value: object, *path: str | int) -> Any:
+    """``value[path[0]][path[1]]...`` of a decoded message, failing on a wrong shape."""
+    for step in path:
+        assert isinstance(value, (JsonObject, tuple, list)), value
+        value = value[step]  # type: ignore[index]
+    return value
+
+
+def text(response: TestResponse) -> str:
+    return str(member(response.json, "result", "content", 0, "text"))
+
+
+def error(response: TestResponse) -> tuple[int, int, str]:
+    failure = member(response.json, "error")
+    return response.status, member(failure, "code"), member(failure, "message")
+
+
+NOT_FOUND = (404, -32001, "Session not found; initialize a new session")
+REQUIRED = (400, -32000, "Mcp-Session-Id required; send initialize first")
+
+
+# --- opening, using and ending a session -------------------------------------------------------
+
+
+def test_initialize_opens_a_session_whose_id_later_requests_present(client: TestClient) -> None:
+    session_id = initialize(client, owner="alice")
+    assert len(session_id) >= 43 and session_id.isascii() and session_id.isprintable()
+    assert initialize(client, owner="alice") != session_id  # a fresh id every time
+    # the session remembers what initialize said about the client
+    assert text(call(client, "who", session_id, owner="alice")) == "c ['roots']"
+    # the revision it negotiated is the default when the header is left out
+    assert text(call(client, "who", session_id, owner="alice", version=None)) == "c ['roots']"
+
+
+def test_a_request_without_the_id_is_400_and_an_unknown_id_404(client: TestClient) -> None:
+    initialize(client, owner="alice")
+    assert error(call(client, "who", None, owner="alice")) == REQUIRED
+    assert error(call(client, "who", "no-such-session", owner="alice")) == NOT_FOUND
+
+
+def test_a_session_belongs_to_its_owner_endpoint_and_revision(client: TestClient) -> None:
+    session_id = initialize(client, owner="alice")
+    assert error(call(client, "who", session_id, owner="mallory")) == NOT_FOUND
+    assert error(call(client, "who", session_id)) == NOT_FOUND  # the anonymous owner
+    assert error(call(client, "ping", session_id, owner="alice", path="/other")) == NOT_FOUND
+    assert error(call(client, "who", session_id, owner="alice", version="2025-06-18")) == (
+        NOT_FOUND
+    )
+    assert text(call(client, "who", session_id, owner="alice")) == "c ['roots']"
+
+
+def test_delete_ends_the_session_and_then_everything_about_it_is_404(client: TestClient) -> None:
+    session_id = initialize(client, owner="alice")
+    headers = {"mcp-session-id": session_id, "x-owner": "alice"}
+    assert client.post(
+        "/mcp", b"", method="DELETE", headers={**headers, "x-owner": "eve"}
+    ).status == (404)
+    ended = client.post("/mcp", b"", method="DELETE", headers=headers)
+    assert (ended.status, ended.body) == (204, b"")
+    assert error(call(client, "who", session_id, owner="alice")) == NOT_FOUND
+    again = client.post("/mcp", b"", method="DELETE", headers=headers)
+    assert again.status == 404
+
+
+def test_delete_refusals(client: TestClient) -> None:
+    session_id = initialize(client, owner="alice")
+    missing = client.post("/mcp", b"", method="DELETE", headers={"x-owner": "alice"})
+    assert missing.status == 400
+    denied = client.post(
+        "/mcp", b"", method="DELETE", headers={"mcp-session-id": session_id, "x-owner": "nobody"}
+    )
+    assert (denied.status, denied.header("www-authenticate"), denied.body) == (401, "Bearer", b"")
+    versioned = {"mcp-session-id": session_id, "x-owner": "alice", "mcp-protocol-version": "1999"}
+    assert client.post("/mcp", b"", method="DELETE", headers=versioned).status == 400
+    named = {**versioned, "mcp-protocol-version": "2025-11-25"}
+    assert client.post("/mcp", b"", method="DELETE", headers=named).status == 204
+
+
+def test_delete_and_get_at_an_endpoint_without_sessions_are_405(client: TestClient) -> None:
+    for path, allow in (("/stateless", "POST, OPTIONS"), ("/mcp", "POST, DELETE, OPTIONS")):
+        response = client.post(path, b"", method="GET")
+        assert (response.status, response.header("allow")) == (405, allow)
+    assert client.post("/stateless", b"", method="DELETE").status == 405
+
+
+def test_2026_requests_stay_stateless_at_a_session_endpoint(client: TestClient) -> None:
+    from mcpkit.testing import stateless_headers, stateless_request
+
+    message = stateless_request("tools/call", {"name": "who", "arguments": {}})
+    response = client.post("/mcp", message, headers=stateless_headers("tools/call", "who"))
+    assert response.status == 200 and response.header("mcp-session-id") is None
+
+
+def test_a_notification_on_a_session_revision_needs_the_session(client: TestClient) -> None:
+    notification = handshake_request("notifications/initialized", id=None)
+    headers = {"mcp-protocol-version": "2025-11-25", "x-owner": "alice"}
+    assert client.post("/mcp", notification, headers=headers).status == 400
+    session_id = initialize(client, owner="alice")
+    accepted = client.post("/mcp", notification, headers={**headers, "mcp-session-id": session_id})
+    assert accepted.status == 202
+
+
+def test_cors_names_the_session_header_for_a_session_endpoint() -> None:
+    server = Server(Sessions, cors=mcpkit.CorsPolicy.origins("https://app.example"))
+    with TestClient(server) as client:
+        preflight = client.post(
+            "/mcp", b"", method="OPTIONS", headers={"origin": "https://app.example"}
+        )
+        assert preflight.header("access-control-allow-methods") == "POST, DELETE"
+        assert "mcp-session-id" in (preflight.header("access-control-allow-headers") or "")
+        response = client.post(
+            "/mcp", handshake_request("initialize", INIT), headers={"origin": "https://app.example"}
+        )
+        assert response.header("access-control-expose-headers") == (
+            "WWW-Authenticate, Mcp-Session-Id"
+        )
+
+
+# --- what initialize may remember --------------------------------------------------------------
+
+
+def test_client_metadata_is_remembered_up_to_its_limit() -> None:
+    # {"clientInfo":{"name":"c"},"capabilities":{"roots":{}}} is 55 bytes
+    for limit, status in ((55, 200), (54, 400)):
+        limits = Limits(max_session_metadata_bytes=limit)
+        with TestClient(Server(Sessions, limits=limits)) as client:
+            response = client.post("/mcp", handshake_request("initialize", INIT))
+            assert response.status == 200  # a 2025 error is an HTTP 200 exchange
+            body = response.json
+            assert isinstance(body, JsonObject)
+            if status == 200:
+                assert "result" in body and response.header("mcp-session-id")
+            else:
+                assert member(body, "error", "code") == -32602
+                assert response.header("mcp-session-id") is None
+
+
+def test_a_full_server_answers_initialize_with_the_quota_error_and_no_session() -> None:
+    limits = Limits(max_sessions=1, max_sessions_per_owner=1, max_anonymous_sessions=1)
+    with TestClient(Server(Sessions, limits=limits)) as client:
+        initialize(client)
+        refused = client.post("/mcp", handshake_request("initialize", INIT))
+        assert error(refused)[:2] == (429, -31999)  # the anonymous owner's one session
+        assert refused.header("mcp-session-id") is None
+
+
+# --- cancellation and calls in flight ----------------------------------------------------------
+
+
+def alices_call(client: TestClient, params: dict[str, Any], id: int) -> tuple[dict[str, str], Any]:
+    """Alice's session with a call of ``params`` in flight, once its tool has started."""
+    global gate
+    gate = Gate()
+    session_id = initialize(client, owner="alice")
+    headers = {
+        "mcp-session-id": session_id,
+        "x-owner": "alice",
+        "mcp-protocol-version": "2025-11-25",
+    }
+    pending = client.submit("/mcp", handshake_request("tools/call", params, id=id), headers=headers)
+    assert gate.entered.wait(WAIT)
+    return headers, pending
+
+
+def test_notifications_cancelled_stops_the_sessions_call(client: TestClient) -> None:
+    headers, pending = alices_call(client, {"name": "hold", "arguments": {}}, 7)
+    for target in (8, "7", True, None):  # unknown, of another type, not an id: ignored
+        ignored = handshake_request("notifications/cancelled", {"requestId": target}, id=None)
+        assert client.post("/mcp", ignored, headers=headers).status == 202
+    assert not gate.cancelled.is_set()
+    cancel = handshake_request("notifications/cancelled", {"requestId": 7}, id=None)
+    assert client.post("/mcp", cancel, headers=headers).status == 202
+    assert gate.cancelled.wait(WAIT)  # the handler's token fired
+    answered = pending.result(WAIT)
+    # no answer for a cancelled request: an event stream with no events
+    assert answered.status == 200
+    assert answered.header("content-type") == "text/event-stream"
+    assert answered.messages == ()
+
+
+def test_a_cancelled_stream_ends_after_its_notifications_without_a_result(
+    client: TestClient,
+) -> None:
+    params = {"name": "report_then_hold", "arguments": {}, "_meta": {"progressToken": "p"}}
+    headers, pending = alices_call(client, params, 5)
+    cancel = handshake_request("notifications/cancelled", {"requestId": 5}, id=None)
+    assert client.post("/mcp", cancel, headers=headers).status == 202
+    answered = pending.result(WAIT)
+    assert answered.status == 200
+    assert [member(message, "method") for message in answered.messages] == [
+        "notifications/progress"
+    ]
+
+
+def test_a_call_that_completes_as_it_is_cancelled_is_not_answered() -> None:
+    server = Server(Sessions)
+    with TestClient(server) as client:
+        session_id = initialize(client)
+        store = server.engine.pipeline.sessions
+        assert store is not None
+        cancel_target.update(session=store.get(session_id), id=3)
+        response = call(client, "self_cancel", session_id, id=3)
+        assert (response.status, response.messages) == (200, ())
+
+
+def holding(client: TestClient) -> tuple[str, dict[str, str], Future[TestResponse]]:
+    """A new session with its ``hold`` call (id 1) in flight: the id, headers and the call."""
+    global gate
+    gate = Gate()
+    session_id = initialize(client)
+    headers = {"mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25"}
+    message = handshake_request("tools/call", {"name": "hold", "arguments": {}}, id=1)
+    pending = client.submit("/mcp", message, headers=headers)
+    assert gate.entered.wait(WAIT)
+    return session_id, headers, pending
+
+
+def test_calls_in_flight_per_session_hold_at_the_limit_and_refuse_past_it() -> None:
+    with TestClient(Server(Sessions, limits=Limits(max_active_calls_per_session=1))) as client:
+        session_id, _, first = holding(client)
+        assert error(call(client, "who", session_id, id=2)) == (
+            429,
+            -31999,
+            "Session quota exceeded; end a session or wait for a call to finish",
+        )
+        gate.release.set()
+        assert text(first.result(WAIT)) == "released"
+        assert text(call(client, "who", session_id, id=3)) == "c ['roots']"  # room again
+
+
+def test_an_id_already_in_flight_in_the_session_is_refused() -> None:
+    with TestClient(Server(Sessions)) as client:
+        session_id, _, first = holding(client)
+        assert error(call(client, "who", session_id, id=1))[0] == 429
+        gate.release.set()
+        assert text(first.result(WAIT)) == "released"
+
+
+def test_ending_a_session_stops_its_calls() -> None:
+    with TestClient(Server(Sessions)) as client:
+        _, headers, pending = holding(client)
+        assert client.post("/mcp", b"", method="DELETE", headers=headers).status == 204
+        assert gate.cancelled.wait(WAIT)
+        assert pending.result(WAIT).messages == ()
+
+
+# --- the store's quotas and lifetimes ----------------------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def store(clock: Clock, **limits: Any) -> MemorySessionStore:
+    return MemorySessionStore(Limits(**limits), clock=clock)
+
+
+def test_sessions_in_all_hold_at_the_limit_and_refuse_past_it() -> None:
+    clock = Clock()
+    sessions = store(clock, max_sessions=3, max_sessions_per_owner=3)
+    opened = [sessions.create(f"owner-{n}", "/mcp", NOVEMBER) for n in range(3)]
+    assert len(sessions) == 3
+    with pytest.raises(TooManySessions):
+        sessions.create("owner-9", "/mcp", NOVEMBER)
+    sessions.end(opened[0])
+    sessions.end(opened[0])  # idempotent
+    assert sessions.create("owner-9", "/mcp", NOVEMBER).owner == "owner-9"
+
+
+def test_a_full_server_first_ends_the_sessions_that_expired() -> None:
+    clock = Clock()
+    sessions = store(
+        clock, max_sessions=2, max_sessions_per_owner=2, session_idle_timeout_seconds=60.0
+    )
+    old = sessions.create("a", "/mcp", NOVEMBER)
+    sessions.create("b", "/mcp", NOVEMBER)
+    clock.now += 30
+    sessions.touch(old)
+    clock.now += 31  # "b" idle 61 s, "a" 31 s
+    fresh = sessions.create("c", "/mcp", NOVEMBER)
+    assert sessions.get(old.id) is old and sessions.get(fresh.id) is fresh and len(sessions) == 2
+
+
+def test_sessions_per_owner_hold_at_the_limit_and_refuse_past_it() -> None:
+    clock = Clock()
+    sessions = store(clock, max_sessions_per_owner=2)
+    first = sessions.create("alice", "/mcp", NOVEMBER)
+    sessions.create("alice", "/mcp", NOVEMBER)
+    with pytest.raises(SessionQuota):
+        sessions.create("alice", "/mcp", NOVEMBER)
+    assert sessions.create("bob", "/mcp", NOVEMBER).owner == "bob"  # other owners unaffected
+    # the owner's quietest session may be reclaimed once it has been quiet long enough
+    clock.now += RECLAIM_AFTER_SECONDS - 1
+    with pytest.raises(SessionQuota):
+        sessions.create("alice", "/mcp", NOVEMBER)
+    clock.now += 1
+    third = sessions.create("alice", "/mcp", NOVEMBER)
+    assert sessions.get(first.id) is None and first.ended and sessions.get(third.id) is third
+
+
+def test_a_session_with_a_call_in_flight_is_never_reclaimed_or_idled_out() -> None:
+    clock = Clock()
+    sessions = store(clock, max_sessions_per_owner=1, session_idle_timeout_seconds=60.0)
+    busy = sessions.create("alice", "/mcp", NOVEMBER)
+    stopped: list[int] = []
+    busy.begin(1, lambda: stopped.append(1), 4)
+    clock.now += 3600
+    with pytest.raises(SessionQuota):
+        sessions.create("alice", "/mcp", NOVEMBER)
+    assert sessions.get(busy.id) is busy
+    busy.end_call(1)  # its last request was an hour ago: idle now
+    assert sessions.get(busy.id) is None and stopped == []
+
+
+def test_an_owner_at_its_quota_first_loses_its_expired_sessions() -> None:
+    clock = Clock()
+    sessions = store(clock, max_sessions_per_owner=2, session_idle_timeout_seconds=60.0)
+    stale = sessions.create("alice", "/mcp", NOVEMBER)
+    clock.now += 50
+    kept = sessions.create("alice", "/mcp", NOVEMBER)
+    clock.now += 10  # "stale" idle 60 s: expired; "kept" 10 s
+    sessions.create("alice", "/mcp", NOVEMBER)
+    assert stale.ended and not kept.ended and len(sessions) == 2
+
+
+def test_ending_a_session_of_another_store_only_stops_it() -> None:
+    sessions = store(Clock())
+    foreign = Session("x", "alice", "/mcp", NOVEMBER, 0.0)
+    stopped: list[int] = []
+    foreign.begin(1, lambda: stopped.append(1), 1)
+    sessions.end(foreign)
+    assert foreign.ended and stopped == [1] and len(sessions) == 0
+
+
+def test_the_anonymous_owner_has_its_own_budget() -> None:
+    clock = Clock()
+    sessions = store(clock, max_anonymous_sessions=1, max_sessions_per_owner=5)
+    sessions.create(None, "/mcp", NOVEMBER)
+    with pytest.raises(SessionQuota):
+        sessions.create(None, "/mcp", NOVEMBER)
+    closed = store(clock, max_anonymous_sessions=0)
+    with pytest.raises(SessionQuota):
+        closed.create(None, "/mcp", NOVEMBER)
+
+
+def test_idle_and_absolute_lifetimes() -> None:
+    clock = Clock()
+    sessions = store(
+        clock, session_idle_timeout_seconds=60.0, session_absolute_timeout_seconds=100.0
+    )
+    session = sessions.create("alice", "/mcp", NOVEMBER)
+    clock.now += 59
+    assert sessions.get(session.id) is session
+    sessions.touch(session)
+    clock.now += 40  # 99 s old, idle 40 s
+    assert sessions.get(session.id) is session
+    clock.now += 1  # 100 s old
+    assert sessions.get(session.id) is None and session.ended
+    idle = sessions.create("alice", "/mcp", NOVEMBER)
+    clock.now += 60
+    assert sessions.get(idle.id) is None
+
+
+def test_a_session_stops_its_calls_when_it_ends_and_never_shows_its_id() -> None:
+    clock = Clock()
+    sessions = store(clock)
+    session = sessions.create("alice", "/mcp", NOVEMBER)
+    stopped: list[str] = []
+    session.begin("a", lambda: stopped.append("a"), 2)
+    session.begin(2, lambda: stopped.append("2"), 2)
+    with pytest.raises(SessionQuota):
+        session.begin(3, lambda: None, 2)
+    assert session.calls == 2 and session.id not in repr(session)
+    session.negotiated(JUNE)  # fixed at creation
+    assert session.revision is NOVEMBER
+    sessions.end(session)
+    assert sorted(stopped) == ["2", "a"] and session.calls == 0
+    assert repr(Session("x", None, "/p", NOVEMBER, 0.0)) == "<Session /p 2025-11-25 calls=0>"
+
+
+def test_a_custom_store_is_used(client: TestClient) -> None:
+    class Counting(MemorySessionStore):
+        created = 0
+
+        def create(self, owner: str | None, path: str, revision: Revision) -> Session:
+            Counting.created += 1
+            return super().create(owner, path, revision)
+
+    server = Server(Sessions, sessions=Counting(Limits()))
+    with TestClient(server) as other:
+        initialize(other)
+    assert Counting.created == 1

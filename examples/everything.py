@@ -241,6 +241,8 @@ def _image() -> ImageContent:
     name="mcpkit-everything",
     version=__version__,
     revisions={Revision.V2025_06_18, Revision.V2025_11_25, Revision.V2026_07_28},
+    # 2025 clients get a session (Mcp-Session-Id); 2026-07-28 stays stateless at the same URL
+    session_revisions={Revision.V2025_06_18, Revision.V2025_11_25},
     title="mcpkit conformance fixture",
     description="Every fixture of the MCP conformance suite that mcpkit serves",
 )

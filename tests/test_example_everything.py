@@ -597,14 +597,26 @@ def modern(client: TestClient, method: str, params: dict[str, object], name: str
     return response
 
 
+_SESSIONS: dict[Revision, str] = {}
+
+
 def legacy(client: TestClient, revision: Revision, method: str, params: dict[str, object]) -> Any:
-    return client.post(
-        "/mcp", handshake_request(method, params), headers={"MCP-Protocol-Version": revision.wire}
-    )
+    """A 2025 request in the session the fixture keeps for ``revision`` (opened on first use)."""
+    if revision not in _SESSIONS:
+        opened = client.post(
+            "/mcp",
+            handshake_request("initialize", {"protocolVersion": revision.wire, "capabilities": {}}),
+        )
+        session_id = opened.header("mcp-session-id")
+        assert opened.status == 200 and session_id is not None
+        _SESSIONS[revision] = session_id
+    headers = {"MCP-Protocol-Version": revision.wire, "Mcp-Session-Id": _SESSIONS[revision]}
+    return client.post("/mcp", handshake_request(method, params), headers=headers)
 
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[TestClient]:
+    _SESSIONS.clear()  # sessions live with the server the module's client serves
     with TestClient(example.server) as test_client:
         yield test_client
 

@@ -81,6 +81,13 @@ class Sessions:
         progress.report(1)
         return self.hold(token)
 
+    @mcpkit.tool(name="log")
+    def log(self, logger: mcpkit.RequestLogger | None) -> CompleteResult:
+        assert logger is not None
+        logger.info("info message")
+        logger.error("error message")
+        return CompleteResult.from_tool_text("logged")
+
     @mcpkit.tool(name="self_cancel")
     async def self_cancel(self) -> CompleteResult:
         # never suspends: it completes in the same step in which its own cancel arrives
@@ -184,6 +191,21 @@ def test_initialize_opens_a_session_whose_id_later_requests_present(client: Test
     assert text(call(client, "who", session_id, owner="alice")) == "c ['roots']"
     # the revision it negotiated is the default when the header is left out
     assert text(call(client, "who", session_id, owner="alice", version=None)) == "c ['roots']"
+
+
+def test_logging_set_level_is_remembered_for_the_session_only(client: TestClient) -> None:
+    session_id = initialize(client, owner="alice")
+    headers = {"mcp-session-id": session_id, "x-owner": "alice"}
+    set_level = handshake_request("logging/setLevel", {"level": "error"}, id=2)
+    assert client.post("/mcp", set_level, headers=headers).status == 200
+    levels = [
+        member(message, "params", "level")
+        for message in call(client, "log", session_id, owner="alice", id=3).messages[:-1]
+    ]
+    assert levels == ["error"]
+    other = initialize(client, owner="alice")  # a session of its own starts at info
+    logged = call(client, "log", other, owner="alice", id=4).messages[:-1]
+    assert [member(message, "params", "level") for message in logged] == ["info", "error"]
 
 
 def test_a_request_without_the_id_is_400_and_an_unknown_id_404(client: TestClient) -> None:

@@ -266,8 +266,10 @@ def test_every_fixture_is_listed_with_its_revisions() -> None:
         assert len(ENDPOINT.prompts_for(revision)) == 4
         assert len(ENDPOINT.resources_for(revision)) == 3
     for revision in Revision:
+        # the 2025 revisions keep sessions, which may subscribe to resources
+        resources = {"subscribe": True} if revision in ENDPOINT.session_revisions else {}
         assert ENDPOINT.capabilities(revision) == {
-            "tools": {}, "prompts": {}, "resources": {}, "completions": {},
+            "tools": {}, "prompts": {}, "resources": resources, "completions": {},
         }  # fmt: skip
 
 

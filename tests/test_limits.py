@@ -48,6 +48,10 @@ DEFAULTS: Final[dict[str, tuple[float, str]]] = {
     "max_session_metadata_bytes": (64 * KiB, "session-metadata"),
     "max_active_calls_per_session": (32, "session-active-calls"),
     "max_anonymous_sessions": (64, "anonymous-sessions"),
+    "max_session_subscriptions": (64, "session-subscriptions"),
+    "max_subscriptions": (512, "subscriptions"),
+    "max_session_subscription_bytes": (64 * KiB, "session-subscription-bytes"),
+    "stream_keepalive_seconds": (15.0, "stream-keepalive"),
     "max_header_count": (100, "header-count"),
     "max_header_bytes": (64 * KiB, "header-bytes"),
     "max_request_target_bytes": (8_192, "request-target"),
@@ -91,6 +95,10 @@ RANGES: Final[dict[str, tuple[float, float]]] = {
     "max_session_metadata_bytes": (1, 16 * MiB),
     "max_active_calls_per_session": (1, 4_096),
     "max_anonymous_sessions": (0, 1_000_000),
+    "max_session_subscriptions": (1, 65_536),
+    "max_subscriptions": (1, 1_000_000),
+    "max_session_subscription_bytes": (1, 16 * MiB),
+    "stream_keepalive_seconds": (0.01, 3_600.0),
     "max_header_count": (1, 10_000),
     "max_header_bytes": (1 * KiB, 1 * MiB),
     "max_request_target_bytes": (16, 64 * KiB),
@@ -106,6 +114,7 @@ RANGES: Final[dict[str, tuple[float, float]]] = {
 # (smaller, larger): the cross-field rules ``smaller <= larger``
 ORDERED_PAIRS: Final = (
     ("max_sessions_per_owner", "max_sessions"),
+    ("max_session_subscriptions", "max_subscriptions"),
     ("session_idle_timeout_seconds", "session_absolute_timeout_seconds"),
     ("max_integer_chars", "max_binding_integer_chars"),
     ("max_request_bytes", "max_stdio_buffered_bytes"),
@@ -150,6 +159,7 @@ def test_tables_cover_every_field() -> None:
         "request_timeout_seconds",
         "session_absolute_timeout_seconds",
         "session_idle_timeout_seconds",
+        "stream_keepalive_seconds",
         "write_timeout_seconds",
     ]
 

@@ -107,9 +107,11 @@ from mcpkit.schema import Width as Width
 if _TYPE_CHECKING:
     from mcpkit.server import AdmissionRequest as AdmissionRequest
     from mcpkit.server import Admitted as Admitted
+    from mcpkit.server import Broadcaster as Broadcaster
     from mcpkit.server import CorsPolicy as CorsPolicy
     from mcpkit.server import Keyring as Keyring
     from mcpkit.server import KeyringSnapshot as KeyringSnapshot
+    from mcpkit.server import MemoryBroadcaster as MemoryBroadcaster
     from mcpkit.server import MemorySessionStore as MemorySessionStore
     from mcpkit.server import ProtectionKey as ProtectionKey
     from mcpkit.server import Rejected as Rejected
@@ -122,9 +124,11 @@ if _TYPE_CHECKING:
 _LAZY = {
     "AdmissionRequest": "mcpkit.server",
     "Admitted": "mcpkit.server",
+    "Broadcaster": "mcpkit.server",
     "CorsPolicy": "mcpkit.server",
     "Keyring": "mcpkit.server",
     "KeyringSnapshot": "mcpkit.server",
+    "MemoryBroadcaster": "mcpkit.server",
     "MemorySessionStore": "mcpkit.server",
     "ProtectionKey": "mcpkit.server",
     "Rejected": "mcpkit.server",
@@ -157,6 +161,7 @@ __all__ = (
     "ArgumentsInvalid",
     "AudioContent",
     "BlobResourceContents",
+    "Broadcaster",
     "CachePolicy",
     "CancellationToken",
     "Cancelled",
@@ -191,6 +196,7 @@ __all__ = (
     "KeyringSnapshot",
     "Limits",
     "MCPKitError",
+    "MemoryBroadcaster",
     "MemorySessionStore",
     "MethodNotFound",
     "MissingClientCapability",

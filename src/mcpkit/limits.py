@@ -48,6 +48,10 @@ _RANGES: Final[dict[str, tuple[float, float]]] = {
     "max_session_metadata_bytes": (1, 16 * MiB),
     "max_active_calls_per_session": (1, 4_096),
     "max_anonymous_sessions": (0, 1_000_000),
+    "max_session_subscriptions": (1, 65_536),
+    "max_subscriptions": (1, 1_000_000),
+    "max_session_subscription_bytes": (1, 16 * MiB),
+    "stream_keepalive_seconds": (0.01, 3_600.0),
     "max_header_count": (1, 10_000),
     "max_header_bytes": (1 * KiB, 1 * MiB),
     "max_request_target_bytes": (16, 64 * KiB),
@@ -70,12 +74,14 @@ _FLOAT_FIELDS: Final = frozenset(
         "body_timeout_seconds",
         "keep_alive_timeout_seconds",
         "write_timeout_seconds",
+        "stream_keepalive_seconds",
     }
 )
 
 # (lower, upper): fields that bound each other, checked in this order once both are in range.
 _ORDERED: Final = (
     ("max_sessions_per_owner", "max_sessions"),
+    ("max_session_subscriptions", "max_subscriptions"),
     ("session_idle_timeout_seconds", "session_absolute_timeout_seconds"),
     ("max_request_bytes", "max_stdio_buffered_bytes"),
     ("max_integer_chars", "max_binding_integer_chars"),
@@ -148,6 +154,15 @@ class Limits:
     max_session_metadata_bytes: int = 64 * KiB
     max_active_calls_per_session: int = 32
     max_anonymous_sessions: int = 64
+    max_session_subscriptions: int = 64
+    """Resources one session may be subscribed to (``resources/subscribe``); past it, 429."""
+    max_subscriptions: int = 512
+    """Resource subscriptions of all sessions together; past it, 429."""
+    max_session_subscription_bytes: int = 64 * KiB
+    """UTF-8 bytes of the URIs one session is subscribed to; past it, 429."""
+    stream_keepalive_seconds: float = 15.0
+    """A session's ``GET`` stream sends a keep-alive comment after this long without an event,
+    so proxies do not close it as idle."""
 
     # HTTP connections of the embedded server (``Server.run``/``serve``)
     max_header_count: int = 100

@@ -38,7 +38,18 @@ def test_one_row_per_method() -> None:
 
 @pytest.mark.parametrize("revision", [JUNE, NOVEMBER])
 def test_2025_methods_exact(revision: Revision) -> None:
-    assert methods(revision) == COMMON | {"initialize", "ping", "logging/setLevel"}
+    assert methods(revision) == COMMON | {
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+    }
+
+
+def test_only_subscriptions_need_a_session() -> None:
+    needs = {method.name for method in METHODS if method.session}
+    assert needs == {"resources/subscribe", "resources/unsubscribe"}
 
 
 def test_2026_methods_exact() -> None:

@@ -4,6 +4,7 @@ quotas of ``Limits`` hold at their limit and refuse just past it."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -29,6 +30,7 @@ from mcpkit import (
 from mcpkit.json import JsonObject
 from mcpkit.server import Session
 from mcpkit.server._sessions import RECLAIM_AFTER_SECONDS
+from mcpkit.server._subscriptions import MemoryBroadcaster
 from mcpkit.testing import TestClient, TestResponse, handshake_request
 
 JUNE, NOVEMBER, MODERN = Revision.V2025_06_18, Revision.V2025_11_25, Revision.V2026_07_28
@@ -87,6 +89,16 @@ class Sessions:
         logger.info("info message")
         logger.error("error message")
         return CompleteResult.from_tool_text("logged")
+
+    @mcpkit.resource(uri="test://doc", name="doc")
+    def doc(self) -> mcpkit.ResourceOutput:
+        contents = mcpkit.TextResourceContents(uri="test://doc", text="v1")
+        return mcpkit.ResourceOutput(contents=(contents,))
+
+    @mcpkit.resource(uri="test://item/{id}", name="item")
+    def item(self, id: str) -> mcpkit.ResourceOutput:
+        contents = mcpkit.TextResourceContents(uri=f"test://item/{id}", text=id)
+        return mcpkit.ResourceOutput(contents=(contents,))
 
     @mcpkit.tool(name="self_cancel")
     async def self_cancel(self) -> CompleteResult:
@@ -253,9 +265,10 @@ def test_delete_refusals(client: TestClient) -> None:
 
 
 def test_delete_and_get_at_an_endpoint_without_sessions_are_405(client: TestClient) -> None:
-    for path, allow in (("/stateless", "POST, OPTIONS"), ("/mcp", "POST, DELETE, OPTIONS")):
-        response = client.post(path, b"", method="GET")
+    for path, allow in (("/stateless", "POST, OPTIONS"), ("/mcp", "GET, POST, DELETE, OPTIONS")):
+        response = client.post(path, b"", method="PUT")
         assert (response.status, response.header("allow")) == (405, allow)
+    assert client.post("/stateless", b"", method="GET").status == 405
     assert client.post("/stateless", b"", method="DELETE").status == 405
 
 
@@ -282,7 +295,7 @@ def test_cors_names_the_session_header_for_a_session_endpoint() -> None:
         preflight = client.post(
             "/mcp", b"", method="OPTIONS", headers={"origin": "https://app.example"}
         )
-        assert preflight.header("access-control-allow-methods") == "POST, DELETE"
+        assert preflight.header("access-control-allow-methods") == "GET, POST, DELETE"
         assert "mcp-session-id" in (preflight.header("access-control-allow-headers") or "")
         response = client.post(
             "/mcp", handshake_request("initialize", INIT), headers={"origin": "https://app.example"}
@@ -570,3 +583,256 @@ def test_a_custom_store_is_used(client: TestClient) -> None:
     with TestClient(server) as other:
         initialize(other)
     assert Counting.created == 1
+
+
+# --- resource subscriptions and the GET stream ---------------------------------------------------
+
+
+def rpc(
+    client: TestClient, session_id: str, method: str, params: dict[str, Any], id: int = 1
+) -> TestResponse:
+    headers = {"mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25"}
+    return client.post("/mcp", handshake_request(method, params, id=id), headers=headers)
+
+
+def open_stream(client: TestClient, session_id: str, **extra: str) -> Future[TestResponse]:
+    headers = {"mcp-session-id": session_id, "accept": "text/event-stream", **extra}
+    return client.submit("/mcp", b"", method="GET", headers=headers)
+
+
+def end(client: TestClient, session_id: str) -> None:
+    ended = client.post("/mcp", b"", method="DELETE", headers={"mcp-session-id": session_id})
+    assert ended.status == 204
+
+
+def test_subscribe_is_advertised_and_served_only_inside_sessions() -> None:
+    server = Server([Sessions, Stateless])
+    with TestClient(server) as client:
+        opened = client.post("/mcp", handshake_request("initialize", INIT))
+        assert member(opened.json, "result", "capabilities", "resources") == {"subscribe": True}
+        session_id = opened.header("mcp-session-id")
+        assert session_id is not None
+        assert rpc(client, session_id, "resources/subscribe", {"uri": "test://doc"}).json == {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "result": {},
+        }
+        for uri in ("test://item/7", "test://doc"):  # a template's URI; again: nothing new
+            assert "result" in member(
+                rpc(client, session_id, "resources/subscribe", {"uri": uri}).json
+            )
+        missing = rpc(client, session_id, "resources/subscribe", {"uri": "test://nothing"})
+        assert member(missing.json, "error", "code") == -32002
+        bad = rpc(client, session_id, "resources/subscribe", {"uri": 7})
+        assert member(bad.json, "error", "code") == -32602
+        for uri in ("test://doc", "test://never-subscribed"):
+            assert "result" in member(
+                rpc(client, session_id, "resources/unsubscribe", {"uri": uri}).json
+            )
+        store = server.engine.broadcaster
+        assert isinstance(store, MemoryBroadcaster) and len(store) == 1  # test://item/7 is left
+        # a stateless endpoint has no subscriptions: -32601, and no promise of them
+        stateless = client.post("/stateless", handshake_request("initialize", INIT))
+        assert member(stateless.json, "result", "capabilities") == {
+            "tools": {},
+            "logging": {},
+        }
+        refused = client.post(
+            "/stateless",
+            handshake_request("resources/subscribe", {"uri": "test://doc"}),
+            headers={"mcp-protocol-version": "2025-11-25"},
+        )
+        assert member(refused.json, "error", "code") == -32601
+        end(client, session_id)
+        assert len(store) == 0  # an ended session's subscriptions go with it
+
+
+def test_an_update_reaches_the_subscribed_sessions_stream() -> None:
+    server = Server(Sessions)
+    with TestClient(server) as client:
+        watcher, other = initialize(client), initialize(client)
+        rpc(client, watcher, "resources/subscribe", {"uri": "test://doc"})
+        # queued before the stream opens, and one per URI however often it changes
+        assert server.notify_resource_updated("test://doc") == 1
+        assert server.notify_resource_updated("test://doc") == 1
+        assert server.notify_resource_updated("test://unwatched") == 0
+        stream = open_stream(client, watcher)
+        second = open_stream(client, watcher).result(WAIT)
+        assert second.status == 409  # one stream per session
+        done = threading.Event()
+
+        def publish_from_a_thread() -> None:
+            server.notify_resource_updated("test://doc")
+            done.set()
+
+        threading.Thread(target=publish_from_a_thread).start()
+        assert done.wait(WAIT)
+        quiet = open_stream(client, other)
+        end(client, watcher)  # the stream ends with its session
+        received = stream.result(WAIT)
+        assert received.status == 200
+        assert received.header("content-type") == "text/event-stream"
+        updates = [member(message, "params", "uri") for message in received.messages]
+        assert updates[0] == "test://doc" and set(updates) == {"test://doc"}
+        end(client, other)
+        assert quiet.result(WAIT).messages == ()
+
+
+def test_a_quiet_stream_sends_keep_alive_comments() -> None:
+    server = Server(Sessions, limits=Limits(stream_keepalive_seconds=0.05))
+    with TestClient(server) as client:
+        session_id = initialize(client)
+        stream = open_stream(client, session_id)
+        threading.Event().wait(0.3)
+        end(client, session_id)
+        body = stream.result(WAIT).body
+        assert body.count(b": keep-alive\n\n") >= 2 and stream.result().messages == ()
+
+
+def test_stream_refusals() -> None:
+    with TestClient(Server(Sessions, admission=owner_by_header)) as client:
+        session_id = initialize(client, owner="alice")
+        json_only = {"mcp-session-id": session_id, "x-owner": "alice", "accept": "application/json"}
+        plain = client.post("/mcp", b"", method="GET", headers=json_only)
+        assert plain.status == 406  # it must accept an event stream
+        assert open_stream(client, "unknown", **{"x-owner": "alice"}).result(WAIT).status == 404
+        assert open_stream(client, session_id, **{"x-owner": "eve"}).result(WAIT).status == 404
+        denied = open_stream(client, session_id, **{"x-owner": "nobody"}).result(WAIT)
+        assert denied.status == 401
+
+
+def test_a_draining_server_ends_its_streams() -> None:
+    server = Server(Sessions)
+    with TestClient(server) as client:
+        session_id = initialize(client)
+        stream = open_stream(client, session_id)
+        threading.Event().wait(0.1)
+        # the drain runs on the loop that serves the app, as the embedded server's does
+        loop = client._running_loop()
+        assert asyncio.run_coroutine_threadsafe(server.engine.drain(0.1), loop).result(WAIT) == 0
+        assert stream.result(WAIT).status == 200
+
+
+def test_subscription_quotas_hold_at_the_limit_and_refuse_past_it() -> None:
+    def refused(limits: Limits, uris: list[str], sessions: int = 1) -> list[bool]:
+        broadcaster = MemoryBroadcaster(limits)
+        results = []
+        for n in range(sessions):
+            session = Session(f"s{n}", None, "/mcp", NOVEMBER, 0.0)
+            for uri in uris:
+                try:
+                    broadcaster.subscribe(session, uri)
+                    results.append(True)
+                except SessionQuota:
+                    results.append(False)
+        return results
+
+    three = ["test://a", "test://b", "test://c"]
+    per_session = Limits(max_session_subscriptions=2, max_subscriptions=10)
+    assert refused(per_session, three) == [True, True, False]
+    in_all = Limits(max_session_subscriptions=2, max_subscriptions=3)
+    assert refused(in_all, three[:2], sessions=2) == [True, True, True, False]
+    # "test://a" is 8 bytes: two fit in 16, a third does not
+    by_bytes = Limits(max_session_subscription_bytes=16)
+    assert refused(by_bytes, three) == [True, True, False]
+
+
+def test_notify_resource_updated_takes_a_uri_string() -> None:
+    server = Server(Stateless)
+    assert server.notify_resource_updated("test://doc") == 0  # no sessions: nobody to tell
+    with pytest.raises(TypeError, match="uri must be a str"):
+        server.notify_resource_updated(b"test://doc")  # type: ignore[arg-type]
+
+
+def test_a_session_posts_to_its_stream_only_while_one_is_open() -> None:
+    async def scenario() -> tuple[bool, bool, list[bytes], bool]:
+        session = Session("s", None, "/mcp", NOVEMBER, 0.0)
+        session.post("k", b"one")
+        session.post("k", b"two")  # the same key: replaced, not added
+        wake = asyncio.Event()
+        opened = session.open_stream(wake)
+        again = session.open_stream(asyncio.Event())
+        session.post("other", b"three")
+        await asyncio.wait_for(wake.wait(), WAIT)  # set from the loop's next turn
+        taken = session.take()
+        session.close_stream()
+        return opened, again, taken, session.streaming or session.pending
+
+    assert asyncio.run(scenario()) == (True, False, [b"two", b"three"], False)
+
+
+class Exchange:
+    """An ``HttpExchange`` that keeps what is written; ``on_write`` runs at each write."""
+
+    def __init__(self, on_write: Any = None) -> None:
+        self.status = 0
+        self.headers: dict[bytes, bytes] = {}
+        self.chunks: list[bytes] = []
+        self.on_write = on_write
+
+    async def start(self, status: int, headers: Any) -> None:
+        self.status, self.headers = status, dict(headers)
+
+    async def write(self, chunk: bytes, *, more: bool) -> None:
+        self.chunks.append(chunk)
+        if self.on_write is not None:
+            self.on_write(chunk)
+
+
+def http(method: str, body: bytes = b"", **headers: str) -> mcpkit.server.HttpRequest:
+    fields = {"host": "127.0.0.1", "content-type": "application/json", **headers}
+    fields.setdefault("accept", "application/json, text/event-stream")
+    return mcpkit.server.HttpRequest(
+        method=method, raw_path="/mcp", headers=tuple(fields.items()), body=body
+    )
+
+
+def test_a_stream_under_a_plain_disconnect_event_and_posts_during_a_write() -> None:
+    """A transport may hand a plain ``asyncio.Event``: the stream notices it at the next
+    keep-alive.  A notification posted while another is being written goes out next."""
+    import json
+
+    server = Server(Sessions, limits=Limits(stream_keepalive_seconds=0.02))
+    engine = server.engine
+
+    async def scenario() -> Exchange:
+        opened = Exchange()
+        body = json.dumps(handshake_request("initialize", INIT)).encode()
+        await engine.handle_http(http("POST", body), opened, asyncio.Event())
+        session_id = opened.headers[b"mcp-session-id"].decode()
+        session = engine.pipeline.find(
+            mcpkit.protocol.HeaderFields((("mcp-session-id", session_id),))
+        )
+        assert isinstance(session, Session)
+        posted: list[bytes] = []
+
+        def post_once(chunk: bytes) -> None:
+            if b"data:" in chunk and not posted:
+                posted.append(chunk)
+                session.post("second", b'{"n":2}')
+
+        stream = Exchange(post_once)
+        gone = asyncio.Event()
+        session.post("first", b'{"n":1}')
+        headers = {"mcp-session-id": session_id, "accept": "text/event-stream"}
+        request = http("GET", b"", **headers)
+        task = asyncio.ensure_future(engine.handle_http(request, stream, gone))
+        await asyncio.sleep(0.1)
+        gone.set()
+        await asyncio.wait_for(task, WAIT)
+        return stream
+
+    stream = asyncio.run(scenario())
+    events = [chunk for chunk in stream.chunks if b"data:" in chunk]
+    assert stream.status == 200 and len(events) == 2 and stream.chunks[-1] == b""
+
+
+def test_an_update_reaches_each_session_still_subscribed() -> None:
+    broadcaster = MemoryBroadcaster(Limits())
+    first, second = (Session(name, None, "/mcp", NOVEMBER, 0.0) for name in "ab")
+    for session in (first, second):
+        broadcaster.subscribe(session, "test://doc")
+    assert broadcaster.resource_updated("test://doc") == 2
+    broadcaster.unsubscribe(first, "test://doc")
+    assert broadcaster.resource_updated("test://doc") == 1 and len(broadcaster) == 1
+    assert first.take() == second.take()[:1] and len(second.take()) == 0

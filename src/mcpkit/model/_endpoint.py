@@ -68,6 +68,7 @@ def _view(
     prompts: tuple[PromptRegistration, ...],
     resources: tuple[ResourceRegistration, ...],
     resource_list: ResourceListRegistration | None,
+    sessions: bool = False,
 ) -> _View:
     """The catalog of one revision, in registration order, and its capabilities.
 
@@ -75,9 +76,11 @@ def _view(
     ``resources`` are present exactly when an operation of that kind selects the revision (for
     ``resources``: an exact resource, a template or the resource list handler), and
     ``completions`` when a prompt or template selecting it has a completion handler.  Each is
-    ``{}``: an endpoint never changes, so ``listChanged`` is never promised, and subscriptions,
-    MCP logging and the tasks extension are not part of an endpoint's registrations (the server
-    adds them if it ever offers them).  The member names are the same on all three revisions.
+    ``{}``, except that ``resources`` is ``{"subscribe": true}`` on a revision the endpoint keeps
+    2025 sessions on (``sessions``): an endpoint never changes, so ``listChanged`` is never
+    promised, and MCP logging and the tasks extension are not part of an endpoint's
+    registrations (the server adds them if it ever offers them).  The member names are the same
+    on all three revisions.
     """
     tools = tuple(tool for tool in tools if revision in tool.revisions)
     prompts = tuple(prompt for prompt in prompts if revision in prompt.revisions)
@@ -95,7 +98,8 @@ def _view(
     if prompts:
         capabilities["prompts"] = {}
     if selected or resource_list is not None:
-        capabilities["resources"] = {}
+        # a 2025 session may subscribe to them (``resources/subscribe``)
+        capabilities["resources"] = {"subscribe": True} if sessions else {}
     if completions:
         capabilities["completions"] = {}
     return _View(
@@ -230,7 +234,14 @@ class Endpoint:
         checks.check_templates(site, templates)
         values["_views"] = MappingProxyType(
             {
-                revision: _view(revision, tools, prompts, resources, resource_list)
+                revision: _view(
+                    revision,
+                    tools,
+                    prompts,
+                    resources,
+                    resource_list,
+                    revision in sessions,
+                )
                 for revision in site.revisions
             }
         )

@@ -24,11 +24,14 @@ from mcpkit.server._sessions import MemorySessionStore as MemorySessionStore
 from mcpkit.server._sessions import Session as Session
 from mcpkit.server._sessions import SessionStore as SessionStore
 from mcpkit.server._stdio_connection import StdioConnection as StdioConnection
+from mcpkit.server._subscriptions import Broadcaster as Broadcaster
+from mcpkit.server._subscriptions import MemoryBroadcaster as MemoryBroadcaster
 
 __all__ = (
     "AdmissionController",
     "AdmissionRequest",
     "Admitted",
+    "Broadcaster",
     "CorsPolicy",
     "Engine",
     "EngineSettings",
@@ -39,6 +42,7 @@ __all__ = (
     "Interceptor",
     "Keyring",
     "KeyringSnapshot",
+    "MemoryBroadcaster",
     "MemorySessionStore",
     "ProtectionKey",
     "Rejected",

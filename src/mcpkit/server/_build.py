@@ -30,6 +30,7 @@ from mcpkit.server._operations import METHODS, Operations
 from mcpkit.server._policy import AdmissionController, CorsPolicy, Interceptor, ResultSanitizer
 from mcpkit.server._protection import RequestStateProtector
 from mcpkit.server._sessions import MemorySessionStore, SessionStore
+from mcpkit.server._subscriptions import MemoryBroadcaster
 
 log = logging.getLogger("mcpkit")
 
@@ -167,7 +168,10 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
         for endpoint in registry
     }
     protector = _protector(registry, settings)
+    sessions = _session_store(registry, settings)
+    broadcaster = None if sessions is None else MemoryBroadcaster(limits)
     operations = Operations(
+        broadcaster=broadcaster,
         protector=protector,
         limits=limits,
         executor=Executor(slots=limits.handler_slots, queue=limits.max_queued_requests),
@@ -184,7 +188,8 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
         port=settings.port,
         cors=settings.cors,
         admission=settings.admission,
-        sessions=_session_store(registry, settings),
+        sessions=sessions,
+        broadcaster=broadcaster,
     )
 
 

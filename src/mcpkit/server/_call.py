@@ -34,6 +34,8 @@ class Method:
     capability: str | None = None
     """The server capability the method belongs to: where the endpoint does not advertise it
     (no tools, say), the method is -32601."""
+    session: bool = False
+    """Served only inside a 2025 session: -32601 on a revision the endpoint keeps none on."""
 
 
 class ToolPlan(NamedTuple):
@@ -78,12 +80,14 @@ def _offered(
     """The methods ``endpoint`` answers on ``revision``: ones the revision has, and that need
     no capability or one the endpoint advertises there (anything else is -32601)."""
     capabilities = endpoint.capabilities(revision)
+    sessions = revision in endpoint.session_revisions
     return MappingProxyType(
         {
             method.name: method
             for method in methods
             if revision in method.revisions
             and (method.capability is None or method.capability in capabilities)
+            and (sessions or not method.session)
         }
     )
 

@@ -17,23 +17,24 @@ from typing import Final
 from mcpkit._grammar import OWS_CHARS
 from mcpkit.errors import InvalidRequest, ProtocolError
 from mcpkit.limits import Limits
-from mcpkit.model import Endpoint, EndpointRegistry, Revision
+from mcpkit.model import Endpoint, EndpointRegistry
 from mcpkit.protocol import (
     HeaderFields,
     accepts,
     error_message,
     media_type_ok,
-    select_handshake,
     wire_error,
 )
 from mcpkit.server._call import Runtime
 from mcpkit.server._conversation import STATELESS
 from mcpkit.server._http import HttpExchange, HttpRequest
 from mcpkit.server._operations import Operations
-from mcpkit.server._pipeline import Answer, Pipeline, wire_headers
-from mcpkit.server._policy import AdmissionController, CorsPolicy, Rejected
+from mcpkit.server._pipeline import Answer, Pipeline
+from mcpkit.server._policy import AdmissionController, CorsPolicy
+from mcpkit.server._session_routes import SessionRoutes
 from mcpkit.server._sessions import SessionStore
 from mcpkit.server._stream import Responder, respond
+from mcpkit.server._subscriptions import Broadcaster
 
 __all__ = ["Engine"]
 
@@ -41,7 +42,7 @@ _LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
 # Host values whose answer is remembered (both accepted and refused ones), at most.
 _MAX_REMEMBERED_HOSTS: Final = 256
 _ALLOW: Final = ((b"allow", b"POST, OPTIONS"),)
-_ALLOW_SESSIONS: Final = ((b"allow", b"POST, DELETE, OPTIONS"),)
+_ALLOW_SESSIONS: Final = ((b"allow", b"GET, POST, DELETE, OPTIONS"),)
 _PREFLIGHT_HEADERS: Final = (
     "content-type, accept, authorization, mcp-protocol-version, mcp-method, mcp-name"
 )
@@ -79,6 +80,7 @@ class Engine:
         cors: CorsPolicy | None,
         admission: AdmissionController | None,
         sessions: SessionStore | None = None,
+        broadcaster: Broadcaster | None = None,
     ) -> None:
         self.registry = registry
         self._runtimes = runtimes
@@ -86,6 +88,9 @@ class Engine:
         self._routes = {endpoint.path: runtimes[endpoint.path] for endpoint in registry}
         self.operations = operations
         self.pipeline = Pipeline(operations, limits=limits, admission=admission, sessions=sessions)
+        self.broadcaster = broadcaster
+        """Resource subscriptions of 2025 sessions (``None`` when no endpoint keeps them)."""
+        self._session_routes = None if sessions is None else SessionRoutes(self.pipeline, limits)
         self._limits = limits
         self._allowed_hosts = allowed_hosts
         self._hosts: dict[tuple[str, int | None], int] = {}
@@ -107,6 +112,8 @@ class Engine:
         ``hurry()`` is true); those still in flight then are answered ``Overloaded`` and
         their tokens cancelled.  Returns how many were cut off."""
         self.pipeline.stopping = True
+        if self._session_routes is not None:
+            self._session_routes.wake_all()  # open session streams end now
         return await self.operations.executor.drain(budget, hurry=hurry)
 
     async def startup(self) -> None:
@@ -130,8 +137,13 @@ class Engine:
         fields = HeaderFields(request.headers)
         try:
             runtime = self._http_prefix(request, fields, extra)
-        except _Delete as delete:
-            await self._delete(delete.runtime, fields, request, exchange, extra)
+        except _SessionMethod as found:
+            routes = self._session_routes
+            assert routes is not None  # an endpoint keeps sessions
+            if request.method == "DELETE":
+                await routes.delete(found.runtime, fields, request, exchange, extra)
+            else:
+                await routes.stream(found.runtime, fields, request, exchange, disconnected, extra)
             return
         except Answer as answer:
             await respond(exchange, answer.status, answer.message, [*extra, *answer.extra])
@@ -179,8 +191,8 @@ class Engine:
             if request.method == "OPTIONS" and origin is not None:
                 raise Answer(204, self._preflight(runtime))
             if runtime.sessions:
-                if request.method == "DELETE":
-                    raise _Delete(runtime)
+                if request.method in ("DELETE", "GET"):
+                    raise _SessionMethod(runtime)
                 raise Answer(405, _ALLOW_SESSIONS)
             raise Answer(405, _ALLOW)
         if not media_type_ok(fields.get("content-type")):
@@ -222,47 +234,18 @@ class Engine:
             names.add("mcp-session-id")
         allowed = ", ".join([_PREFLIGHT_HEADERS, *sorted(names)])
         return [
-            (b"access-control-allow-methods", b"POST, DELETE" if runtime.sessions else b"POST"),
+            (
+                b"access-control-allow-methods",
+                b"GET, POST, DELETE" if runtime.sessions else b"POST",
+            ),
             (b"access-control-allow-headers", allowed.encode("latin-1")),
             (b"access-control-max-age", b"600"),
         ]
 
-    async def _delete(
-        self,
-        runtime: Runtime,
-        fields: HeaderFields,
-        request: HttpRequest,
-        exchange: HttpExchange,
-        extra: list[tuple[bytes, bytes]],
-    ) -> None:
-        """``DELETE`` at an endpoint that keeps 2025 sessions: end the admitted client's
-        session (204).  The revision is the ``MCP-Protocol-Version`` header's, else the
-        session's; admission sees an empty ``method``."""
-        pipeline = self.pipeline
-        revision: Revision | None = None
-        try:
-            conversation = pipeline.find(fields)
-            version = fields.get("mcp-protocol-version")
-            served = runtime.sessions
-            if version is not None:
-                revision = select_handshake(version, served)
-            else:
-                revision = conversation.revision or max(served, key=lambda item: item.wire)
-            decision = await pipeline.admit(runtime, revision, "", False, request)
-            if isinstance(decision, Rejected):
-                await respond(exchange, decision.status, None, [*extra, *wire_headers(decision)])
-                return
-            pipeline.end(pipeline.bound(conversation, runtime, revision, decision))
-        except ProtocolError as error:
-            status, written = wire_error(error, revision)
-            await respond(exchange, status, error_message(None, written), extra)
-            return
-        await respond(exchange, 204, None, extra)
 
-
-class _Delete(Exception):
-    """``_http_prefix`` found a ``DELETE`` for a session endpoint (raised: the ``POST`` path
-    pays nothing for it)."""
+class _SessionMethod(Exception):
+    """``_http_prefix`` found a ``DELETE`` or a ``GET`` for an endpoint that keeps sessions
+    (raised: the ``POST`` path pays nothing for it)."""
 
     def __init__(self, runtime: Runtime) -> None:
         super().__init__()

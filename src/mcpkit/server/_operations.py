@@ -82,6 +82,8 @@ from mcpkit.server._params import (
 )
 from mcpkit.server._policy import Interceptor, ResultSanitizer
 from mcpkit.server._protection import RequestStateProtector
+from mcpkit.server._sessions import Session
+from mcpkit.server._subscriptions import Broadcaster
 
 __all__ = ["METHODS", "Operations", "read_params"]
 
@@ -104,8 +106,11 @@ class Operations:
         interceptor: Interceptor | None,
         sanitizer: ResultSanitizer | None,
         protector: RequestStateProtector | None = None,
+        broadcaster: Broadcaster | None = None,
     ) -> None:
         self.protector = protector
+        self.broadcaster = broadcaster
+        """Resource subscriptions of 2025 sessions; ``None`` when no endpoint keeps sessions."""
         self.limits = limits
         self.executor = executor
         self.gate = gate
@@ -320,6 +325,25 @@ class Operations:
         )
         return await self._run(call, job, ctx)
 
+    # --- subscriptions (2025 sessions) ------------------------------------------------------
+
+    async def _subscribe(self, call: Call) -> bytes:
+        """``resources/subscribe``: the URI must name a resource of the endpoint (-32002
+        otherwise); the session is then sent ``notifications/resources/updated`` for it."""
+        uri: str = call.args
+        session = call.conversation
+        assert isinstance(session, Session) and self.broadcaster is not None  # Method.session
+        if call.runtime.endpoint.find_resource(uri, call.revision, limits=self.limits) is None:
+            raise ResourceNotFound(uri)
+        self.broadcaster.subscribe(session, uri)
+        return await self._empty(call)
+
+    async def _unsubscribe(self, call: Call) -> bytes:
+        session = call.conversation
+        assert isinstance(session, Session) and self.broadcaster is not None  # Method.session
+        self.broadcaster.unsubscribe(session, call.args)
+        return await self._empty(call)
+
     # --- operations -------------------------------------------------------------------------
 
     def _tools_call(self, call: Call) -> Awaitable[bytes]:
@@ -465,6 +489,10 @@ METHODS: Final = (
     Method("resources/templates/list", _EVERY, read_cursor, Operations._list, "resources"),
     Method("resources/read", _EVERY, read_uri, Operations._resources_read, "resources"),
     Method("completion/complete", _EVERY, read_completion, Operations._complete, "completions"),
+    Method("resources/subscribe", _HANDSHAKE, read_uri, Operations._subscribe, "resources", True),
+    Method(
+        "resources/unsubscribe", _HANDSHAKE, read_uri, Operations._unsubscribe, "resources", True
+    ),
 )
 """Every request method the server answers, one row each (``Method``): adding a method is a
 row here plus its operation above."""

@@ -13,16 +13,22 @@ idle and absolute lifetimes.  The calls in flight of a session (which
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import secrets
+import threading
 import time
 from collections.abc import Callable
-from typing import Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from mcpkit.errors import SessionQuota, TooManySessions
 from mcpkit.json import JsonObject, JsonValue
 from mcpkit.limits import Limits
 from mcpkit.model import Revision
 from mcpkit.server._conversation import Conversation
+
+if TYPE_CHECKING:
+    from mcpkit.server._subscriptions import Broadcaster
 
 __all__ = ["MemorySessionStore", "Session", "SessionStore"]
 
@@ -39,8 +45,9 @@ class Session(Conversation):
     its ``initialize``, the log level it chose, and its calls in flight."""
 
     __slots__ = (
-        "_calls", "client_capabilities", "client_info", "created", "ended", "id", "owner",
-        "path", "touched",
+        "_calls", "_lock", "_loop", "_outbox", "_wake", "broadcaster", "client_capabilities",
+        "client_info", "created", "ended", "id", "owner", "path", "subscription_bytes",
+        "subscriptions", "touched",
     )  # fmt: skip
 
     def __init__(
@@ -56,6 +63,16 @@ class Session(Conversation):
         self.client_info: JsonObject | None = None
         self.client_capabilities: JsonObject | None = None
         self._calls: dict[str | int, Callable[[], None]] = {}
+        self.subscriptions: set[str] = set()
+        """The resource URIs subscribed to (kept by the ``Broadcaster``)."""
+        self.subscription_bytes = 0
+        self.broadcaster: Broadcaster | None = None
+        """Set by the first subscription: told when the session ends."""
+        # Notifications for the GET stream, at most one per key (an update per URI), in order.
+        self._outbox: dict[str, bytes] = {}
+        self._lock = threading.Lock()
+        self._wake: asyncio.Event | None = None  # the open GET stream's, on its loop
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:  # the id is a credential: never in a repr or a log
         wire = "" if self.revision is None else self.revision.wire
@@ -92,10 +109,59 @@ class Session(Conversation):
             stop()
 
     def stop_all(self) -> None:
-        """The session ended: stop every call still in flight."""
+        """The session ended: stop every call still in flight, drop its subscriptions and end
+        its stream."""
         calls, self._calls = self._calls, {}
         for stop in calls.values():
             stop()
+        if self.broadcaster is not None:
+            self.broadcaster.forget(self)
+        self._signal()
+
+    # --- the GET stream ---------------------------------------------------------------------
+
+    def post(self, key: str, message: bytes) -> None:
+        """Queue a notification for the session's stream; one already queued under ``key``
+        is replaced (it said the same).  Callable from any thread."""
+        with self._lock:
+            self._outbox.pop(key, None)
+            self._outbox[key] = message
+        self._signal()
+
+    def take(self) -> list[bytes]:
+        """The queued notifications, oldest first; the queue is then empty."""
+        with self._lock:
+            messages = list(self._outbox.values())
+            self._outbox.clear()
+        return messages
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._outbox)
+
+    @property
+    def streaming(self) -> bool:
+        return self._wake is not None
+
+    def open_stream(self, wake: asyncio.Event) -> bool:
+        """The stream opens and ``wake`` is set whenever there is something for it;
+        ``False`` when one is open already."""
+        with self._lock:
+            if self._wake is not None:
+                return False
+            self._wake, self._loop = wake, asyncio.get_running_loop()
+        return True
+
+    def close_stream(self) -> None:
+        with self._lock:
+            self._wake = self._loop = None
+
+    def _signal(self) -> None:
+        with self._lock:
+            wake, loop = self._wake, self._loop
+        if wake is not None and loop is not None:
+            with contextlib.suppress(RuntimeError):  # a closed loop: nothing left to wake
+                loop.call_soon_threadsafe(wake.set)
 
 
 class SessionStore(Protocol):

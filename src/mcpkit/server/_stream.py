@@ -31,7 +31,7 @@ from typing import Final, TypeVar
 from mcpkit.protocol import Envelope, sse_event
 from mcpkit.server._http import HttpExchange, Signal
 
-__all__ = ["JSON_HEADERS", "RETRY_AFTER", "Responder", "base_headers"]
+__all__ = ["JSON_HEADERS", "RETRY_AFTER", "SSE_HEADERS", "Responder", "base_headers", "respond"]
 
 # How often a blocked reporting thread re-checks that the request is still open.
 _BLOCKED_POLL_SECONDS: Final = 0.05
@@ -39,7 +39,7 @@ NO_STORE: Final = (b"cache-control", b"no-store")
 RETRY_AFTER: Final = (b"retry-after", b"1")
 """On every 503: overload and shutdown are brief, so a client may retry after a second."""
 JSON_HEADERS: Final = ((b"content-type", b"application/json"), NO_STORE)
-_SSE_HEADERS: Final = (
+SSE_HEADERS: Final = (
     (b"content-type", b"text/event-stream"),
     NO_STORE,
     (b"x-accel-buffering", b"no"),
@@ -161,7 +161,7 @@ class Responder:
             message = pending.popleft()
             if not self._committed:
                 self._committed = True
-                await self._exchange.start(200, [*_SSE_HEADERS, *self._extra])
+                await self._exchange.start(200, [*SSE_HEADERS, *self._extra])
             await self._exchange.write(sse_event(message), more=True)
             self._written(len(message))
             if pending:
@@ -194,7 +194,7 @@ class Responder:
         if self._drainer is not None:
             await self._stop(self._drainer)
         if not self._committed:
-            await self._exchange.start(200, [*_SSE_HEADERS, *self._extra])
+            await self._exchange.start(200, [*SSE_HEADERS, *self._extra])
         await self._exchange.write(b"", more=False)
 
     async def run(self, work: Awaitable[T], token: object = None) -> T:

@@ -252,6 +252,16 @@ class Server:
         )
         return server
 
+    def notify_resource_updated(self, uri: str) -> int:
+        """Tell the 2025 sessions subscribed to ``uri`` (``resources/subscribe``) that the
+        resource changed: ``notifications/resources/updated`` on each one's ``GET`` stream,
+        queued until the stream opens (one per URI).  Returns how many sessions were told;
+        callable from any thread, a handler's included."""
+        if not isinstance(uri, str):
+            raise TypeError("notify_resource_updated: uri must be a str")
+        broadcaster = self.engine.broadcaster
+        return 0 if broadcaster is None else broadcaster.resource_updated(uri)
+
     def asgi(self) -> McpApp:
         """The pure ASGI app; it needs no lifespan events and mounts anywhere."""
         return self._app

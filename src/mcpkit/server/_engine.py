@@ -31,7 +31,7 @@ from mcpkit.server._http import HttpExchange, HttpRequest
 from mcpkit.server._operations import Operations
 from mcpkit.server._pipeline import Answer, Pipeline
 from mcpkit.server._policy import AdmissionController, CorsPolicy
-from mcpkit.server._session_routes import SessionRoutes
+from mcpkit.server._session_routes import Asked, SessionRoutes
 from mcpkit.server._sessions import SessionStore
 from mcpkit.server._stream import Responder, respond
 from mcpkit.server._subscriptions import Broadcaster
@@ -140,10 +140,11 @@ class Engine:
         except _SessionMethod as found:
             routes = self._session_routes
             assert routes is not None  # an endpoint keeps sessions
+            asked = Asked(found.runtime, fields, request, exchange, extra)
             if request.method == "DELETE":
-                await routes.delete(found.runtime, fields, request, exchange, extra)
+                await routes.delete(asked)
             else:
-                await routes.stream(found.runtime, fields, request, exchange, disconnected, extra)
+                await routes.stream(asked, disconnected)
             return
         except Answer as answer:
             await respond(exchange, answer.status, answer.message, [*extra, *answer.extra])

@@ -10,7 +10,7 @@ absent), exactly as for a ``POST``.
 from __future__ import annotations
 
 import asyncio
-from typing import Final
+from typing import Final, NamedTuple
 
 from mcpkit.errors import ProtocolError
 from mcpkit.limits import Limits
@@ -30,9 +30,20 @@ from mcpkit.server._policy import Rejected
 from mcpkit.server._sessions import Session
 from mcpkit.server._stream import SSE_HEADERS, respond
 
-__all__ = ["SessionRoutes"]
+__all__ = ["Asked", "SessionRoutes"]
 
 _KEEPALIVE: Final = b": keep-alive\n\n"
+
+
+class Asked(NamedTuple):
+    """One ``DELETE`` or ``GET`` as the HTTP front hands it over."""
+
+    runtime: Runtime
+    fields: HeaderFields
+    request: HttpRequest
+    exchange: HttpExchange
+    extra: list[tuple[bytes, bytes]]
+    """The headers every answer carries (CORS)."""
 
 
 class SessionRoutes:
@@ -48,37 +59,23 @@ class SessionRoutes:
         for wake in self._streams:
             wake.set()
 
-    async def delete(
-        self,
-        runtime: Runtime,
-        fields: HeaderFields,
-        request: HttpRequest,
-        exchange: HttpExchange,
-        extra: list[tuple[bytes, bytes]],
-    ) -> None:
+    async def delete(self, asked: Asked) -> None:
         """End the admitted client's session: 204."""
-        session = await self._session(runtime, fields, request, exchange, extra)
+        session = await self._session(asked)
         if session is not None:
             self._pipeline.end(session)
-            await respond(exchange, 204, None, extra)
+            await respond(asked.exchange, 204, None, asked.extra)
 
-    async def stream(
-        self,
-        runtime: Runtime,
-        fields: HeaderFields,
-        request: HttpRequest,
-        exchange: HttpExchange,
-        disconnected: asyncio.Event,
-        extra: list[tuple[bytes, bytes]],
-    ) -> None:
+    async def stream(self, asked: Asked, disconnected: asyncio.Event) -> None:
         """The session's stream: its queued notifications as SSE events, a keep-alive comment
         after ``stream_keepalive_seconds`` without one, until the session ends, the client
         leaves or the server stops.  One per session: a second is 409; a client that does not
         accept ``text/event-stream`` gets 406."""
-        if not accepts(fields.get("accept"), json=False):
+        exchange, extra = asked.exchange, asked.extra
+        if not accepts(asked.fields.get("accept"), json=False):
             await respond(exchange, 406, None, extra)
             return
-        session = await self._session(runtime, fields, request, exchange, extra)
+        session = await self._session(asked)
         if session is None:
             return
         wake = asyncio.Event()
@@ -117,15 +114,9 @@ class SessionRoutes:
                 await exchange.write(_KEEPALIVE, more=True)
         await exchange.write(b"", more=False)
 
-    async def _session(
-        self,
-        runtime: Runtime,
-        fields: HeaderFields,
-        request: HttpRequest,
-        exchange: HttpExchange,
-        extra: list[tuple[bytes, bytes]],
-    ) -> Session | None:
+    async def _session(self, asked: Asked) -> Session | None:
         """The admitted client's session, or ``None`` once the refusal is written."""
+        runtime, fields, request, exchange, extra = asked
         pipeline = self._pipeline
         revision: Revision | None = None
         try:

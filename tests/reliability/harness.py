@@ -87,14 +87,21 @@ class Served:
 
 @contextlib.contextmanager
 def serve(
-    tmp_path: Path, limits: Mapping[str, Any] | None = None, *, drain: float = 5.0
+    tmp_path: Path,
+    limits: Mapping[str, Any] | None = None,
+    *,
+    drain: float = 5.0,
+    sessions: bool = False,
 ) -> Iterator[Served]:
+    """``mcpkit serve`` of the hostile app on a free loopback port (with its ``/sessions``
+    endpoint and owner-by-header admission when ``sessions``)."""
     port = free_port()
     log_path = tmp_path / f"server-{port}.log"
     env = {
         **os.environ,
         "HOSTILE_LIMITS": json.dumps(dict(limits or {})),
         "HOSTILE_DRAIN": str(drain),
+        "HOSTILE_SESSIONS": "1" if sessions else "",
         "PYTHONUNBUFFERED": "1",
     }
     env.pop("COVERAGE_PROCESS_START", None)
@@ -159,6 +166,8 @@ def read_response(
     for line in lines[1:]:
         name, _, value = line.partition(":")
         headers[name.strip().lower()] = value.strip()
+    if status == 204:
+        return status, headers, b""  # never a body (RFC 9110 §15.3.5)
     if "content-length" in headers:
         length = int(headers["content-length"])
         while len(rest) < length:

@@ -13,6 +13,8 @@ import threading
 import time
 
 from mcpkit import (
+    AdmissionRequest,
+    Admitted,
     CancellationToken,
     CompleteResult,
     Limits,
@@ -67,4 +69,23 @@ class Hostile:
         return CompleteResult.from_tool_text(str(threading.active_count()))
 
 
-server = Server(Hostile, limits=Limits(**_LIMITS), drain_seconds=_DRAIN)
+@endpoint(path="/sessions", name="sessions", version="1.0.0", revisions={Revision.V2025_11_25},
+          session_revisions={Revision.V2025_11_25})  # fmt: skip
+class Sessions:
+    """A 2025 endpoint that keeps sessions, owned by the ``X-Owner`` header."""
+
+    @tool(name="quick", description="Answers at once")
+    def quick(self) -> CompleteResult:
+        return CompleteResult.from_tool_text("quick")
+
+
+def _owner(request: AdmissionRequest) -> Admitted:
+    """The owner a test names in ``X-Owner`` (a stand-in for a verified credential)."""
+    assert request.http_request is not None
+    return Admitted(authorization=dict(request.http_request.headers).get("x-owner"))
+
+
+if os.environ.get("HOSTILE_SESSIONS"):
+    server = Server([Hostile, Sessions], limits=Limits(**_LIMITS), admission=_owner)
+else:
+    server = Server(Hostile, limits=Limits(**_LIMITS), drain_seconds=_DRAIN)

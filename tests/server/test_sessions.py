@@ -737,6 +737,17 @@ def test_subscription_quotas_hold_at_the_limit_and_refuse_past_it() -> None:
     assert refused(by_bytes, three) == [True, True, False]
 
 
+def test_a_broadcaster_of_its_own_is_used_and_one_without_sessions_refused() -> None:
+    broadcaster = MemoryBroadcaster(Limits())
+    server = Server(Sessions, broadcaster=broadcaster)
+    with TestClient(server) as client:
+        session_id = initialize(client)
+        rpc(client, session_id, "resources/subscribe", {"uri": "test://doc"})
+    assert len(broadcaster) == 1 and server.notify_resource_updated("test://doc") == 1
+    with pytest.raises(mcpkit.ConfigurationError, match="no endpoint keeps 2025 sessions"):
+        Server(Stateless, broadcaster=MemoryBroadcaster(Limits()))
+
+
 def test_notify_resource_updated_takes_a_uri_string() -> None:
     server = Server(Stateless)
     assert server.notify_resource_updated("test://doc") == 0  # no sessions: nobody to tell

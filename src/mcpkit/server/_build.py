@@ -30,7 +30,7 @@ from mcpkit.server._operations import METHODS, Operations
 from mcpkit.server._policy import AdmissionController, CorsPolicy, Interceptor, ResultSanitizer
 from mcpkit.server._protection import RequestStateProtector
 from mcpkit.server._sessions import MemorySessionStore, SessionStore
-from mcpkit.server._subscriptions import MemoryBroadcaster
+from mcpkit.server._subscriptions import Broadcaster, MemoryBroadcaster
 
 log = logging.getLogger("mcpkit")
 
@@ -57,6 +57,9 @@ class EngineSettings:
     sessions: SessionStore | None = None
     """Where 2025 sessions live, for endpoints with ``session_revisions``; a
     ``MemorySessionStore`` by default."""
+    broadcaster: Broadcaster | None = None
+    """The fan-out of resource subscriptions of those sessions; a ``MemoryBroadcaster`` by
+    default."""
     clock_ns: Callable[[], int] | None = None
     """The clock request state is sealed and opened against (tests inject one)."""
 
@@ -169,7 +172,15 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
     }
     protector = _protector(registry, settings)
     sessions = _session_store(registry, settings)
-    broadcaster = None if sessions is None else MemoryBroadcaster(limits)
+    broadcaster = settings.broadcaster
+    if sessions is None:
+        if broadcaster is not None:
+            raise ConfigurationError(
+                "broadcaster: no endpoint keeps 2025 sessions, so nothing can subscribe; give "
+                "an endpoint session_revisions or leave broadcaster unset"
+            )
+    elif broadcaster is None:
+        broadcaster = MemoryBroadcaster(limits)
     operations = Operations(
         broadcaster=broadcaster,
         protector=protector,

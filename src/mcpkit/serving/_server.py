@@ -25,6 +25,7 @@ from mcpkit.model import CachePolicy, Endpoint, EndpointRegistry
 from mcpkit.protocol import DEFAULT_PAGE_SIZE
 from mcpkit.server import (
     AdmissionController,
+    Broadcaster,
     CorsPolicy,
     Engine,
     EngineSettings,
@@ -166,6 +167,7 @@ class Server:
         discover_cache: CachePolicy = CachePolicy.PRIVATE_NO_CACHE,
         keyring: Keyring | None = None,
         sessions: SessionStore | None = None,
+        broadcaster: Broadcaster | None = None,
         loop: EventLoop = "asyncio",
         drain_seconds: float = 30.0,
     ) -> None:
@@ -186,6 +188,7 @@ class Server:
             discover_cache=discover_cache,
             keyring=keyring,
             sessions=sessions,
+            broadcaster=broadcaster,
         )
         self._build(
             registry,

@@ -525,6 +525,20 @@ def test_ending_a_session_of_another_store_only_stops_it() -> None:
     assert foreign.ended and stopped == [1] and len(sessions) == 0
 
 
+def test_an_open_stream_keeps_its_session_from_idling_out() -> None:
+    async def scenario() -> tuple[bool, bool]:
+        clock = Clock()
+        sessions = store(clock, session_idle_timeout_seconds=60.0)
+        session = sessions.create("alice", "/mcp", NOVEMBER)
+        session.open_stream(asyncio.Event())
+        clock.now += 3600
+        alive = sessions.get(session.id) is session
+        session.close_stream()
+        return alive, sessions.get(session.id) is None
+
+    assert asyncio.run(scenario()) == (True, True)
+
+
 def test_the_anonymous_owner_has_its_own_budget() -> None:
     clock = Clock()
     sessions = store(clock, max_anonymous_sessions=1, max_sessions_per_owner=5)

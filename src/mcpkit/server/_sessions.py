@@ -237,8 +237,10 @@ class MemorySessionStore:
         limits = self._limits
         if now - session.created >= limits.session_absolute_timeout_seconds:
             return True
-        # A call in flight is the client's activity: a long call never idles its session out.
-        return not session.calls and now - session.touched >= limits.session_idle_timeout_seconds
+        # A call in flight or an open stream is the client's activity: neither idles out.
+        if session.calls or session.streaming:
+            return False
+        return now - session.touched >= limits.session_idle_timeout_seconds
 
     def _sweep(self, now: float) -> None:
         """End every expired session (only when the server is full: O(sessions))."""

@@ -82,6 +82,7 @@ bench: venv
 bench-http: venv
 	bash bench/http/setup.sh
 	$(PY) -m bench.http.run
+	$(PY) -m bench.http.sessions
 
 # 200,000 tools/call against one mcpkit server: RSS, file descriptors and threads must not grow.
 soak: venv

@@ -306,6 +306,7 @@ def run_wrk(
     seconds: int,
     expect: str,
     max_responses: int = 0,
+    session: str = "",
 ) -> WrkResult:
     """One ``wrk -t1`` run with ``mcp_post.lua``.  With ``max_responses`` it ends as soon as
     that many responses arrived (``seconds`` is then only an upper bound)."""
@@ -316,7 +317,7 @@ def run_wrk(
     command.append(url)
     if TASKSET:
         command = [TASKSET, "-c", CLIENT_CPU, *command]
-    env = dict(os.environ, MCP_REV=rev, MCP_METHOD=method, MCP_EXPECT=expect)
+    env = dict(os.environ, MCP_REV=rev, MCP_METHOD=method, MCP_EXPECT=expect, MCP_SESSION=session)
     done_file = LOG_DIR / f"wrk-done-{os.getpid()}"
     done_file.unlink(missing_ok=True)
     if max_responses:

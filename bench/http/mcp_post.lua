@@ -8,6 +8,8 @@
 --   MCP_MAX        stop the thread after this many responses (0 = run for -d); run with -t1
 --   MCP_DONE_FILE  with MCP_MAX, a file created when the count is reached (wrk still sleeps
 --                  until -d is over, so the caller then ends it early with SIGINT)
+--   MCP_SESSION    an Mcp-Session-Id to send with every request (a 2025 session opened by the
+--                  caller); "" (default) for none
 --
 -- 2026-07-28: stateless; MCP-Protocol-Version, Mcp-Method and (tools/call) Mcp-Name headers
 -- and the request _meta with protocolVersion and clientCapabilities.
@@ -22,6 +24,7 @@ local name = os.getenv("MCP_NAME") or "add"
 local expect = os.getenv("MCP_EXPECT") or ""
 local max_responses = tonumber(os.getenv("MCP_MAX") or "0") or 0
 local done_file = os.getenv("MCP_DONE_FILE") or ""
+local session = os.getenv("MCP_SESSION") or ""
 
 local function build(revision)
   local modern = revision == "2026-07-28"
@@ -39,6 +42,9 @@ local function build(revision)
     ["Accept"] = "application/json, text/event-stream",
     ["MCP-Protocol-Version"] = revision,
   }
+  if session ~= "" then
+    headers["Mcp-Session-Id"] = session
+  end
   if modern then
     headers["Mcp-Method"] = method
     if method == "tools/call" then

@@ -200,7 +200,6 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
         cors=settings.cors,
         admission=settings.admission,
         sessions=sessions,
-        broadcaster=broadcaster,
     )
 
 

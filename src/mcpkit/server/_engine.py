@@ -80,7 +80,6 @@ class Engine:
         cors: CorsPolicy | None,
         admission: AdmissionController | None,
         sessions: SessionStore | None = None,
-        broadcaster: Broadcaster | None = None,
     ) -> None:
         self.registry = registry
         self._runtimes = runtimes
@@ -88,14 +87,17 @@ class Engine:
         self._routes = {endpoint.path: runtimes[endpoint.path] for endpoint in registry}
         self.operations = operations
         self.pipeline = Pipeline(operations, limits=limits, admission=admission, sessions=sessions)
-        self.broadcaster = broadcaster
-        """Resource subscriptions of 2025 sessions (``None`` when no endpoint keeps them)."""
         self._session_routes = None if sessions is None else SessionRoutes(self.pipeline, limits)
         self._limits = limits
         self._allowed_hosts = allowed_hosts
         self._hosts: dict[tuple[str, int | None], int] = {}
         self.port = port
         self._cors = cors
+
+    @property
+    def broadcaster(self) -> Broadcaster | None:
+        """Resource subscriptions of 2025 sessions (``None`` when no endpoint keeps them)."""
+        return self.operations.broadcaster
 
     @property
     def limits(self) -> Limits:

@@ -57,7 +57,16 @@ from mcpkit.server._operations import Operations, read_params
 from mcpkit.server._policy import AdmissionController, AdmissionRequest, Admitted, Rejected
 from mcpkit.server._sessions import Session, SessionStore
 
-__all__ = ["Answer", "Channel", "Pipeline", "Refused", "Selection", "wire_headers"]
+__all__ = [
+    "Answer",
+    "Channel",
+    "Pipeline",
+    "Refused",
+    "Selection",
+    "newest",
+    "notified",
+    "wire_headers",
+]
 
 log = logging.getLogger("mcpkit.server")
 
@@ -201,7 +210,7 @@ class Pipeline:
             if kind is MessageKind.NOTIFICATION and headers is None:
                 # Off HTTP nothing can answer a notification, so nothing refuses one: no
                 # revision check and no admission (a client's cancel must not wait on either).
-                self._notified(envelope, conversation)
+                notified(envelope, conversation)
                 await channel.accepted()
                 return
             sessions = runtime.sessions
@@ -233,7 +242,7 @@ class Pipeline:
                 conversation = self._bind(conversation, selection, runtime, admitted)
                 opening = revision in sessions and method == "initialize"
             if kind is MessageKind.NOTIFICATION:
-                self._notified(envelope, conversation)
+                notified(envelope, conversation)
                 await channel.accepted()
                 return
             assert request_id is not None  # a request always has one
@@ -323,7 +332,7 @@ class Pipeline:
             if envelope.kind is MessageKind.NOTIFICATION:
                 if header_version is not None and header_version not in supported(served):
                     raise Answer(400)
-                return Selection(envelope, _newest(served), read_meta(params))
+                return Selection(envelope, newest(served), read_meta(params))
             meta = read_meta(params)
             if headers is not None:
                 check_method_headers(method, params, headers, limits=self.limits)
@@ -406,12 +415,6 @@ class Pipeline:
         """End ``session`` (``DELETE``)."""
         assert self.sessions is not None
         self.sessions.end(session)
-
-    @staticmethod
-    def _notified(envelope: Envelope, conversation: Conversation) -> None:
-        """A notification the server acts on: a cancel stops the conversation's request."""
-        if envelope.method == _CANCELLED and envelope.params is not None:
-            conversation.cancel(envelope.params.get("requestId"))
 
     async def admit(
         self,
@@ -508,5 +511,12 @@ def _has_handshake(served: frozenset[Revision]) -> bool:
     return any(not profile(revision).stateless for revision in served)
 
 
-def _newest(served: frozenset[Revision]) -> Revision:
+def notified(envelope: Envelope, conversation: Conversation) -> None:
+    """A notification the server acts on: a cancel stops the conversation's request."""
+    if envelope.method == _CANCELLED and envelope.params is not None:
+        conversation.cancel(envelope.params.get("requestId"))
+
+
+def newest(served: frozenset[Revision]) -> Revision:
+    """The newest of ``served``: the revision a message that names none counts on."""
     return max(served, key=lambda revision: revision.wire)

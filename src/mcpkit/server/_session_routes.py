@@ -25,7 +25,7 @@ from mcpkit.protocol import (
 )
 from mcpkit.server._call import Runtime
 from mcpkit.server._http import HttpExchange, HttpRequest, Signal
-from mcpkit.server._pipeline import Pipeline, wire_headers
+from mcpkit.server._pipeline import Pipeline, newest, wire_headers
 from mcpkit.server._policy import Rejected
 from mcpkit.server._sessions import Session
 from mcpkit.server._stream import SSE_HEADERS, respond
@@ -126,7 +126,7 @@ class SessionRoutes:
             if version is not None:
                 revision = select_handshake(version, served)
             else:
-                revision = conversation.revision or max(served, key=lambda item: item.wire)
+                revision = conversation.revision or newest(served)
             decision = await pipeline.admit(runtime, revision, "", False, request)
             if isinstance(decision, Rejected):
                 await respond(exchange, decision.status, None, [*extra, *wire_headers(decision)])

@@ -36,6 +36,7 @@ from mcpkit.server._call import Runtime
 from mcpkit.server._conversation import Conversation
 from mcpkit.server._engine import Engine
 from mcpkit.server._http import Signal, Writer
+from mcpkit.server._pipeline import notified
 
 __all__ = ["StdioConnection"]
 
@@ -158,8 +159,8 @@ class StdioConnection(Conversation):
             return
         if envelope.kind is MessageKind.REQUEST:
             await write(error_message(envelope.id, _OVERLOADED))
-        elif envelope.method == "notifications/cancelled" and envelope.params is not None:
-            self.cancel(envelope.params.get("requestId"))
+        else:
+            notified(envelope, self)  # a cancel still cancels; any other is dropped
 
     async def shutdown(self, write: Writer) -> int:
         """Stop every request not yet settled and answer it with the overload error; return

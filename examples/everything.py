@@ -10,9 +10,16 @@ Tools: ``test_simple_text``, ``test_image_content``, ``test_audio_content``,
 ``test_embedded_resource``, ``test_multiple_content_types``, ``test_tool_with_logging``,
 ``test_tool_with_progress``, ``test_error_handling``, ``json_schema_2020_12_tool`` (all
 revisions); ``test_x_mcp_header``, ``test_missing_capability`` and the diagnostics
-``test_logging_tool`` and ``test_streaming_elicitation``, and the multi-round input tools
-``test_input_required_result_*`` with the prompt ``test_input_required_result_prompt``
-(2026-07-28 only; the request-state ones seal their state with a development keyring).
+``test_logging_tool`` and ``test_streaming_elicitation`` (2026-07-28 only).  The tools that ask
+the client for input are written once, as 2026-07-28 multi-round input, and serve every
+revision: ``test_sampling``, ``test_elicitation``, ``test_elicitation_sep1034_defaults``,
+``test_elicitation_sep1330_enums`` and the ``test_input_required_result_*`` tools with the prompt
+``test_input_required_result_prompt``.  On 2026-07-28 the client gets an input-required result
+and retries (the request-state ones seal their state with a development keyring); in a 2025
+session the framework sends the requests to the client on the call's stream and runs the handler
+again with the answers.
+``touch_watched_resource`` (not a conformance fixture) publishes an update of
+``test://watched-resource`` to the sessions subscribed to it.
 Resources: ``test://static-text``, ``test://static-binary``, ``test://watched-resource`` and the
 template ``test://template/{id}/data``.  Prompts: ``test_simple_prompt``,
 ``test_prompt_with_arguments`` (with completion of ``arg1``),
@@ -20,10 +27,6 @@ template ``test://template/{id}/data``.  Prompts: ``test_simple_prompt``,
 
 Fixtures left out, because they need features mcpkit does not have yet:
 
-* ``test_sampling``, ``test_elicitation``, ``test_elicitation_sep1034_defaults`` and
-  ``test_elicitation_sep1330_enums``: they send ``sampling/createMessage`` or
-  ``elicitation/create`` to a 2025 client on the request's own stream; mcpkit sends no
-  server-to-client requests (the 2025 adaptation of multi-round input is another issue).
 * ``test_reconnection``: resumable SSE streams (event ids, ``retry``, ``Last-Event-ID``) are
   not supported.
 * ``test_trigger_tool_change`` and ``test_trigger_prompt_change``: endpoints are immutable and
@@ -153,6 +156,69 @@ def _confirmed(ctx: RequestContext, done: str) -> CompleteResult | InputRequired
     return InputRequiredResult(
         input_requests={"confirm": CONFIRM_STATE_REQUEST}, framework_state={"step": "confirm"}
     )
+
+
+def _form(message: str, fields: Mapping[str, object]) -> dict[str, object]:
+    """An ``elicitation/create`` form request for ``fields``, every one of them required."""
+    return {
+        "method": "elicitation/create",
+        "params": {
+            "mode": "form",
+            "message": message,
+            "requestedSchema": {
+                "type": "object",
+                "properties": dict(fields),
+                "required": list(fields),
+            },
+        },
+    }
+
+
+def _described(answer: ElicitationResponse) -> str:
+    """How the elicitation tools report an answer: the action and the content as JSON."""
+    content = {} if answer.content is None else answer.content
+    return f"action={answer.action}, content={encode(from_python(content)).decode('utf-8')}"
+
+
+USER_FIELDS: Final = {
+    "username": {"type": "string", "description": "User's response"},
+    "email": {"type": "string", "description": "User's email address"},
+}
+DEFAULT_FIELDS: Final = {
+    "name": {"type": "string", "default": "John Doe"},
+    "age": {"type": "integer", "default": 30},
+    "score": {"type": "number", "default": 95.5},
+    "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+    "verified": {"type": "boolean", "default": True},
+}
+_OPTIONS: Final = ["option1", "option2", "option3"]
+ENUM_FIELDS: Final = {
+    "untitledSingle": {"type": "string", "enum": _OPTIONS},
+    "titledSingle": {
+        "type": "string",
+        "oneOf": [
+            {"const": "value1", "title": "First Option"},
+            {"const": "value2", "title": "Second Option"},
+            {"const": "value3", "title": "Third Option"},
+        ],
+    },
+    "legacyEnum": {
+        "type": "string",
+        "enum": ["opt1", "opt2", "opt3"],
+        "enumNames": ["Option One", "Option Two", "Option Three"],
+    },
+    "untitledMulti": {"type": "array", "items": {"type": "string", "enum": _OPTIONS}},
+    "titledMulti": {
+        "type": "array",
+        "items": {
+            "anyOf": [
+                {"const": "value1", "title": "First Choice"},
+                {"const": "value2", "title": "Second Choice"},
+                {"const": "value3", "title": "Third Choice"},
+            ]
+        },
+    },
+}
 
 
 CONFIRM_REQUEST: Final = {
@@ -375,7 +441,6 @@ class Everything:
 
     @tool(
         name="test_input_required_result_elicitation",
-        revisions={Revision.V2026_07_28},
         description="Asks for the user's name, then greets them",
         input_requests=[InputRequestDeclaration.elicitation_form()],
     )
@@ -387,7 +452,6 @@ class Everything:
 
     @tool(
         name="test_input_required_result_sampling",
-        revisions={Revision.V2026_07_28},
         description="Asks the client's model a question, then reports the answer",
         input_requests=[InputRequestDeclaration.sampling()],
     )
@@ -399,7 +463,6 @@ class Everything:
 
     @tool(
         name="test_input_required_result_list_roots",
-        revisions={Revision.V2026_07_28},
         description="Asks for the client's roots, then lists them",
         input_requests=[InputRequestDeclaration.roots()],
     )
@@ -412,7 +475,6 @@ class Everything:
 
     @tool(
         name="test_input_required_result_request_state",
-        revisions={Revision.V2026_07_28},
         description="Asks for a confirmation and carries sealed state across the round trip",
         input_requests=[InputRequestDeclaration.elicitation_form()],
         request_state_mode=RequestStateMode.FRAMEWORK_PROTECTED,
@@ -422,7 +484,6 @@ class Everything:
 
     @tool(
         name="test_input_required_result_tampered_state",
-        revisions={Revision.V2026_07_28},
         description="Like the request-state tool: a tampered state is refused by the framework",
         input_requests=[InputRequestDeclaration.elicitation_form()],
         request_state_mode=RequestStateMode.FRAMEWORK_PROTECTED,
@@ -432,7 +493,6 @@ class Everything:
 
     @tool(
         name="test_input_required_result_multiple_inputs",
-        revisions={Revision.V2026_07_28},
         description="Asks for a name, a model greeting and the roots at once, with sealed state",
         input_requests=[
             InputRequestDeclaration.elicitation_form(),
@@ -458,7 +518,6 @@ class Everything:
 
     @tool(
         name="test_input_required_result_multi_round",
-        revisions={Revision.V2026_07_28},
         description="Asks for a name, then a colour, carrying sealed state between rounds",
         input_requests=[InputRequestDeclaration.elicitation_form()],
         request_state_mode=RequestStateMode.FRAMEWORK_PROTECTED,
@@ -482,8 +541,72 @@ class Everything:
         )
 
     @tool(
+        name="touch_watched_resource",
+        description="Publishes an update of test://watched-resource to its subscribers",
+    )
+    def touch_watched_resource(self) -> CompleteResult:
+        # How an application announces a change: the server tells every 2025 session
+        # subscribed to the URI, on its GET stream (``server`` is defined below).
+        server.notify_resource_updated("test://watched-resource")
+        return CompleteResult.from_tool_text("Subscribers of test://watched-resource notified")
+
+    # --- the 2025 client requests of the conformance suite --------------------------------
+    # Written once, as 2026-07-28 multi-round input: on a 2025 session the framework sends
+    # the request to the client on the call's stream and runs the handler again with the
+    # answer; on 2026-07-28 the client gets an input-required result and retries.
+
+    @tool(
+        name="test_sampling",
+        description="Asks the client's model the prompt, then reports the answer",
+        input_requests=[InputRequestDeclaration.sampling()],
+    )
+    def sampling(
+        self, ctx: RequestContext, prompt: Annotated[str, Arg(description="The prompt")]
+    ) -> CompleteResult | InputRequiredResult:
+        answer = ctx.sampling("answer")
+        if answer is None:
+            return InputRequiredResult(input_requests={"answer": _sample(prompt, 100)})
+        return CompleteResult.from_tool_text(f"LLM response: {_sampled_text(answer)}")
+
+    @tool(
+        name="test_elicitation",
+        description="Asks the user for a username and an email address, then reports them",
+        input_requests=[InputRequestDeclaration.elicitation_form()],
+    )
+    def elicitation(
+        self, ctx: RequestContext, message: Annotated[str, Arg(description="What to ask")]
+    ) -> CompleteResult | InputRequiredResult:
+        answer = ctx.elicitation("user")
+        if answer is None:
+            return InputRequiredResult(input_requests={"user": _form(message, USER_FIELDS)})
+        return CompleteResult.from_tool_text(f"User response: {_described(answer)}")
+
+    @tool(
+        name="test_elicitation_sep1034_defaults",
+        description="Asks for a form whose every field has a default (SEP-1034)",
+        input_requests=[InputRequestDeclaration.elicitation_form()],
+    )
+    def elicitation_defaults(self, ctx: RequestContext) -> CompleteResult | InputRequiredResult:
+        answer = ctx.elicitation("defaults")
+        if answer is None:
+            request = _form("Please review your details", DEFAULT_FIELDS)
+            return InputRequiredResult(input_requests={"defaults": request})
+        return CompleteResult.from_tool_text(f"Elicitation completed: {_described(answer)}")
+
+    @tool(
+        name="test_elicitation_sep1330_enums",
+        description="Asks for a form with every enum variant (SEP-1330)",
+        input_requests=[InputRequestDeclaration.elicitation_form()],
+    )
+    def elicitation_enums(self, ctx: RequestContext) -> CompleteResult | InputRequiredResult:
+        answer = ctx.elicitation("choices")
+        if answer is None:
+            request = _form("Please choose", ENUM_FIELDS)
+            return InputRequiredResult(input_requests={"choices": request})
+        return CompleteResult.from_tool_text(f"Elicitation completed: {_described(answer)}")
+
+    @tool(
         name="test_input_required_result_capabilities",
-        revisions={Revision.V2026_07_28},
         description="Asks only for the inputs the client declared it can give",
         input_requests=[
             InputRequestDeclaration.elicitation_form(),
@@ -591,7 +714,6 @@ class Everything:
 
     @prompt(
         name="test_input_required_result_prompt",
-        revisions={Revision.V2026_07_28},
         description="Asks the user for context before building the prompt",
         input_requests=[InputRequestDeclaration.elicitation_form()],
     )

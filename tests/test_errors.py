@@ -52,6 +52,12 @@ WIRE_TABLE: dict[type[ProtocolError], tuple[int, int, str, type[MCPKitError]]] =
         ProtocolError,
     ),
     errors.RateLimited: (-31999, 429, "Rate limit exceeded", ProtocolError),
+    errors.InputUnavailable: (
+        -32603,
+        500,
+        "The client did not answer the server's request for input; retry the call",
+        errors.InternalError,
+    ),
     errors.TooManySessions: (-32603, 503, "Too many sessions; retry later", errors.Overloaded),
     errors.SessionQuota: (
         -31999,

@@ -79,25 +79,30 @@ ENDPOINT: Endpoint = example.registry.endpoints[0]
 TOOLS = {
     "json_schema_2020_12_tool": ALL,
     "test_audio_content": ALL,
+    "test_elicitation": ALL,
+    "test_elicitation_sep1034_defaults": ALL,
+    "test_elicitation_sep1330_enums": ALL,
     "test_embedded_resource": ALL,
     "test_error_handling": ALL,
     "test_image_content": ALL,
-    "test_input_required_result_capabilities": frozenset({MODERN}),
-    "test_input_required_result_elicitation": frozenset({MODERN}),
-    "test_input_required_result_list_roots": frozenset({MODERN}),
-    "test_input_required_result_multi_round": frozenset({MODERN}),
-    "test_input_required_result_multiple_inputs": frozenset({MODERN}),
-    "test_input_required_result_request_state": frozenset({MODERN}),
-    "test_input_required_result_sampling": frozenset({MODERN}),
-    "test_input_required_result_tampered_state": frozenset({MODERN}),
+    "test_input_required_result_capabilities": ALL,
+    "test_input_required_result_elicitation": ALL,
+    "test_input_required_result_list_roots": ALL,
+    "test_input_required_result_multi_round": ALL,
+    "test_input_required_result_multiple_inputs": ALL,
+    "test_input_required_result_request_state": ALL,
+    "test_input_required_result_sampling": ALL,
+    "test_input_required_result_tampered_state": ALL,
     "test_logging_tool": frozenset({MODERN}),
     "test_missing_capability": frozenset({MODERN}),
     "test_multiple_content_types": ALL,
+    "test_sampling": ALL,
     "test_simple_text": ALL,
     "test_streaming_elicitation": frozenset({MODERN}),
     "test_tool_with_logging": ALL,
     "test_tool_with_progress": ALL,
     "test_x_mcp_header": frozenset({MODERN}),
+    "touch_watched_resource": ALL,
 }
 PROMPTS = (
     "test_input_required_result_prompt",
@@ -252,10 +257,7 @@ def test_every_fixture_is_listed_with_its_revisions() -> None:
     assert all(tool.description for tool in ENDPOINT.tools)  # tools-list requires one
     assert tuple(prompt.name for prompt in ENDPOINT.prompts) == PROMPTS
     assert all(prompt.description for prompt in ENDPOINT.prompts)
-    assert {p.name: p.revisions for p in ENDPOINT.prompts} == {
-        name: frozenset({MODERN}) if name.startswith("test_input_required") else ALL
-        for name in PROMPTS
-    }
+    assert {p.name: p.revisions for p in ENDPOINT.prompts} == dict.fromkeys(PROMPTS, ALL)
     assert tuple(r.uri for r in ENDPOINT.resources_for(MODERN)) == RESOURCES
     assert [r.template.text for r in ENDPOINT.templates_for(MODERN) if r.template] == [
         "test://template/{id}/data"
@@ -263,7 +265,7 @@ def test_every_fixture_is_listed_with_its_revisions() -> None:
     for revision in (Revision.V2025_06_18, Revision.V2025_11_25):
         listed = {tool.name for tool in ENDPOINT.tools_for(revision)}
         assert listed == {name for name, revisions in TOOLS.items() if revision in revisions}
-        assert len(ENDPOINT.prompts_for(revision)) == 4
+        assert len(ENDPOINT.prompts_for(revision)) == 5
         assert len(ENDPOINT.resources_for(revision)) == 3
     for revision in Revision:
         # the 2025 revisions keep sessions, which may subscribe to resources
@@ -297,14 +299,20 @@ def test_sync_and_async_handlers_both_appear() -> None:
 
 def test_fixture_tools_are_advanced_and_framework_parameters_stay_unpublished() -> None:
     assert tool_registration("json_schema_2020_12_tool").shape is ToolShape.AUTHORED
+    with_argument = {
+        "test_sampling": {"prompt": {"type": "string", "description": "The prompt"}},
+        "test_elicitation": {"message": {"type": "string", "description": "What to ask"}},
+    }
     for name in set(TOOLS) - {"json_schema_2020_12_tool", "test_x_mcp_header"}:
         registration = tool_registration(name)
         assert registration.shape is ToolShape.ADVANCED
         assert registration.output_schema is None
         # the logger, reporter and context parameters are injected, never arguments
-        assert registration.input_schema.document == {
-            "type": "object", "additionalProperties": False,
-        }  # fmt: skip
+        expected: dict[str, object] = {"type": "object", "additionalProperties": False}
+        if name in with_argument:
+            expected["properties"] = with_argument[name]
+            expected["required"] = list(with_argument[name])
+        assert registration.input_schema.document == expected
 
 
 # --- media -------------------------------------------------------------------------------------

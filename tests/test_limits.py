@@ -52,6 +52,8 @@ DEFAULTS: Final[dict[str, tuple[float, str]]] = {
     "max_subscriptions": (512, "subscriptions"),
     "max_session_subscription_bytes": (64 * KiB, "session-subscription-bytes"),
     "stream_keepalive_seconds": (15.0, "stream-keepalive"),
+    "max_pending_client_requests": (16, "pending-client-requests"),
+    "client_request_timeout_seconds": (300.0, "client-request-timeout"),
     "max_header_count": (100, "header-count"),
     "max_header_bytes": (64 * KiB, "header-bytes"),
     "max_request_target_bytes": (8_192, "request-target"),
@@ -99,6 +101,8 @@ RANGES: Final[dict[str, tuple[float, float]]] = {
     "max_subscriptions": (1, 1_000_000),
     "max_session_subscription_bytes": (1, 16 * MiB),
     "stream_keepalive_seconds": (0.01, 3_600.0),
+    "max_pending_client_requests": (1, 4_096),
+    "client_request_timeout_seconds": (0.001, 86_400.0),
     "max_header_count": (1, 10_000),
     "max_header_bytes": (1 * KiB, 1 * MiB),
     "max_request_target_bytes": (16, 64 * KiB),
@@ -153,6 +157,7 @@ def test_tables_cover_every_field() -> None:
     assert set(RANGES) == set(FIELDS)
     assert sorted(FLOAT_FIELDS) == [
         "body_timeout_seconds",
+        "client_request_timeout_seconds",
         "header_timeout_seconds",
         "keep_alive_timeout_seconds",
         "request_state_lifetime_seconds",

@@ -197,12 +197,22 @@ def find_node(cache: Path) -> Path:
 
 
 def install_harness(cache: Path, version: str, node: Path, env: dict[str, str]) -> Path:
-    folder = cache / f"harness-{version}"
-    package_dir = folder / "node_modules" / Path(*HARNESS_PACKAGE.split("/"))
-    entry = package_dir / "dist" / "index.js"
-    if entry.is_file():
-        return entry
-    log(f"installing {HARNESS_PACKAGE}@{version} into {folder}")
+    return install_package(cache, HARNESS_PACKAGE, version, node, env, "dist/index.js")
+
+
+def install_package(
+    cache: Path, package: str, version: str, node: Path, env: dict[str, str], entry: str
+) -> Path:
+    """``package@version`` installed with npm under ``cache`` (once): the path of its file
+    ``entry``.  The interop tests install the official TypeScript SDK the same way."""
+    folder = cache / f"{package.rsplit('/', 1)[-1]}-{version}"
+    if package == HARNESS_PACKAGE:
+        folder = cache / f"harness-{version}"
+    package_dir = folder / "node_modules" / Path(*package.split("/"))
+    found = package_dir / entry
+    if found.is_file():
+        return found
+    log(f"installing {package}@{version} into {folder}")
     folder.mkdir(parents=True, exist_ok=True)
     manifest = folder / "package.json"
     if not manifest.exists():
@@ -212,10 +222,10 @@ def install_harness(cache: Path, version: str, node: Path, env: dict[str, str]) 
     npm_cli = node.parent.parent / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"
     npm = [str(node), str(npm_cli)] if npm_cli.is_file() else ["npm"]
     npm += ["install", "--prefix", str(folder), "--no-audit", "--no-fund"]
-    npm += ["--loglevel=error", f"{HARNESS_PACKAGE}@{version}"]
-    if subprocess.run(npm, env=env, stdout=sys.stderr).returncode != 0 or not entry.is_file():
-        raise SetupError(f"npm could not install {HARNESS_PACKAGE}@{version}")
-    return entry
+    npm += ["--loglevel=error", f"{package}@{version}"]
+    if subprocess.run(npm, env=env, stdout=sys.stderr).returncode != 0 or not found.is_file():
+        raise SetupError(f"npm could not install {package}@{version}")
+    return found
 
 
 # --- the server ---------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from mcpkit.errors import Cancelled as Cancelled
 from mcpkit.errors import ConfigurationError as ConfigurationError
 from mcpkit.errors import DeadlineExceeded as DeadlineExceeded
 from mcpkit.errors import HeaderMismatch as HeaderMismatch
+from mcpkit.errors import InputUnavailable as InputUnavailable
 from mcpkit.errors import InternalError as InternalError
 from mcpkit.errors import InvalidParams as InvalidParams
 from mcpkit.errors import InvalidRequest as InvalidRequest
@@ -183,6 +184,7 @@ __all__ = (
     "InputRequestDeclaration",
     "InputRequestKind",
     "InputRequiredResult",
+    "InputUnavailable",
     "Int8",
     "Int16",
     "Int32",

@@ -53,6 +53,7 @@ __all__ = [
     "ConfigurationError",
     "DeadlineExceeded",
     "HeaderMismatch",
+    "InputUnavailable",
     "InternalError",
     "InvalidParams",
     "InvalidRequest",
@@ -245,6 +246,15 @@ class TooManySessions(Overloaded):
 
 # Longest resource URI echoed in ``data.uri``; a longer one is left out.
 _MAX_ECHOED_URI = 65_535
+
+
+class InputUnavailable(InternalError):
+    """A 2025 call asked the client for input (elicitation, sampling or roots) and did not get
+    it: the client answered with an error or with something that is not a result of that
+    request, or did not answer within ``client_request_timeout_seconds``.  -32603, in the
+    call's stream (a 2025 client is sent its requests there)."""
+
+    message = "The client did not answer the server's request for input; retry the call"
 
 
 class ProtectorUnavailable(InternalError):

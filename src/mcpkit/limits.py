@@ -52,6 +52,8 @@ _RANGES: Final[dict[str, tuple[float, float]]] = {
     "max_subscriptions": (1, 1_000_000),
     "max_session_subscription_bytes": (1, 16 * MiB),
     "stream_keepalive_seconds": (0.01, 3_600.0),
+    "max_pending_client_requests": (1, 4_096),
+    "client_request_timeout_seconds": (0.001, 86_400.0),
     "max_header_count": (1, 10_000),
     "max_header_bytes": (1 * KiB, 1 * MiB),
     "max_request_target_bytes": (16, 64 * KiB),
@@ -75,6 +77,7 @@ _FLOAT_FIELDS: Final = frozenset(
         "keep_alive_timeout_seconds",
         "write_timeout_seconds",
         "stream_keepalive_seconds",
+        "client_request_timeout_seconds",
     }
 )
 
@@ -139,7 +142,8 @@ class Limits:
     request_state_lifetime_seconds: float = 15 * 60.0
     """How long a framework-sealed state stays valid after its first round."""
     max_request_state_rounds: int = 10
-    """Continuations one framework-sealed state may be carried through."""
+    """Continuations one framework-sealed state may be carried through, and rounds of input
+    one 2025 call may ask the client for before it fails."""
 
     # Execution
     handler_slots: int = 32
@@ -163,6 +167,12 @@ class Limits:
     stream_keepalive_seconds: float = 15.0
     """A session's ``GET`` stream sends a keep-alive comment after this long without an event,
     so proxies do not close it as idle."""
+    max_pending_client_requests: int = 16
+    """Requests the server has sent one 2025 session (or stdio client) for input and not yet
+    had answered; one more fails its call with 429 / -31999."""
+    client_request_timeout_seconds: float = 300.0
+    """How long a 2025 call waits for the client to answer the requests of one round of input
+    (a person may be filling in a form); then the call fails with ``InputUnavailable``."""
 
     # HTTP connections of the embedded server (``Server.run``/``serve``)
     max_header_count: int = 100

@@ -40,7 +40,7 @@ from mcp.client import Client, ClientSession
 from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
 
 from ..spec_schemas import closed_document, definitions, schema_errors
@@ -96,10 +96,19 @@ RESULTS: Final = {
     "resources/templates/list": "ListResourceTemplatesResult",
     "resources/read": "ReadResourceResult",
     "completion/complete": "CompleteResult",
+    "resources/subscribe": "EmptyResult",
+    "resources/unsubscribe": "EmptyResult",
 }
 NOTIFICATIONS: Final = {
     "notifications/progress": "ProgressNotification",
     "notifications/message": "LoggingMessageNotification",
+    "notifications/resources/updated": "ResourceUpdatedNotification",
+}
+# What a 2025 server may ask its client (a session's input requests); 2026-07-28 asks nothing.
+CLIENT_REQUESTS: Final = {
+    "elicitation/create": "ElicitRequest",
+    "sampling/createMessage": "CreateMessageRequest",
+    "roots/list": "ListRootsRequest",
 }
 
 
@@ -121,11 +130,15 @@ def envelopes(revision: str) -> tuple[str, str]:
 
 
 def without_envelope(revision: str, definition: str, message: dict[str, Any]) -> dict[str, Any]:
-    """``message`` as ``definition`` describes it: 2025-06-18 defines a notification's method
-    and params without the JSON-RPC envelope, the later revisions include ``jsonrpc``."""
-    if "jsonrpc" in definitions(closed_document(revision))[definition]["properties"]:
-        return message
-    return {key: value for key, value in message.items() if key != "jsonrpc"}
+    """``message`` as ``definition`` describes it: 2025-06-18 defines a notification's or a
+    request's method and params without the JSON-RPC envelope (``jsonrpc``, a request's
+    ``id``), the later revisions include it."""
+    described = definitions(closed_document(revision))[definition]["properties"]
+    return {
+        key: value
+        for key, value in message.items()
+        if key in described or key not in ("jsonrpc", "id")
+    }
 
 
 # --- recording what the client receives -------------------------------------------------------
@@ -242,7 +255,14 @@ class Wire:
             elif "error" in message:
                 check(error_envelope, message)
             elif "id" in message:
-                found.append(f"an unexpected server-to-client request {message.get('method')!r}")
+                asked = CLIENT_REQUESTS.get(message.get("method", ""))
+                if asked is None or self.revision == MODERN:
+                    found.append(
+                        f"an unexpected server-to-client request {message.get('method')!r}"
+                    )
+                else:
+                    check("JSONRPCRequest", message)
+                    check(asked, without_envelope(self.revision, asked, message))
             else:
                 check("JSONRPCNotification", message)
                 notification = NOTIFICATIONS.get(message.get("method", ""))
@@ -348,8 +368,12 @@ def test_schema_check_reports_what_the_schema_refuses(revision: str) -> None:
     asking = answer(
         "text/event-stream", b'data: {"jsonrpc":"2.0","id":1,"method":"roots/list"}\n\n'
     )
-    assert Wire(revision, [asking]).problems() == [
-        "an unexpected server-to-client request 'roots/list'"
+    # a 2025 server may ask its client for input; 2026-07-28 never sends a request
+    expected = ["an unexpected server-to-client request 'roots/list'"] if revision == MODERN else []
+    assert Wire(revision, [asking]).problems() == expected
+    lost = answer("text/event-stream", b'data: {"jsonrpc":"2.0","id":1,"method":"roots/lost"}\n\n')
+    assert Wire(revision, [lost]).problems() == [
+        "an unexpected server-to-client request 'roots/lost'"
     ]
 
 
@@ -623,10 +647,20 @@ class Answerer:
 MultiRound = Callable[[Client], Awaitable[None]]
 
 
-def drive_client(url: str, scenario: MultiRound, answerer: Answerer, *, every: bool) -> Wire:
-    """Run ``scenario`` with a high-level ``mcp.Client`` (``mode="auto"``, so 2026-07-28)
-    holding the elicitation callback, and the sampling and roots callbacks when ``every``."""
+def drive_client(
+    url: str,
+    scenario: MultiRound,
+    answerer: Answerer,
+    *,
+    every: bool,
+    mode: str = "auto",
+    message_handler: Any = None,
+) -> Wire:
+    """Run ``scenario`` with a high-level ``mcp.Client`` (``mode="auto"``: 2026-07-28;
+    ``"legacy"``: a 2025-11-25 session) holding the elicitation callback, and the sampling and
+    roots callbacks when ``every``."""
     recorder = RecordingTransport()
+    revision = MODERN if mode == "auto" else NOVEMBER
 
     async def main() -> None:
         async with (
@@ -634,16 +668,18 @@ def drive_client(url: str, scenario: MultiRound, answerer: Answerer, *, every: b
             Client(
                 streamable_http_client(url, http_client=http),
                 client_info=CLIENT_INFO,
+                mode=mode,
                 elicitation_callback=answerer.elicitation,
                 sampling_callback=answerer.sampling if every else None,
                 list_roots_callback=answerer.roots if every else None,
+                message_handler=message_handler,
             ) as client,
         ):
-            assert client.protocol_version == MODERN
+            assert client.protocol_version == revision
             await scenario(client)
 
     asyncio.run(asyncio.wait_for(main(), TIMEOUT_SECONDS))
-    return Wire(MODERN, recorder.exchanges)
+    return Wire(revision, recorder.exchanges)
 
 
 def rounds(wire: Wire, method: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
@@ -807,6 +843,87 @@ def test_high_level_client_gets_the_multi_round_prompt(server_url: str) -> None:
     assert retry["params"]["inputResponses"] == {
         "user_context": {"action": "accept", "content": {"context": "testing"}}
     }
+
+
+# --- the same handlers in a 2025 session ------------------------------------------------------
+# In ``mode="legacy"`` the client negotiates 2025-11-25 and gets a session: the server sends
+# the handler's input requests to it as JSON-RPC requests on the call's stream, the client's
+# callbacks answer them (POSTed with the session id), and the server runs the handler again.
+
+
+def sent_to_client(wire: Wire) -> list[str]:
+    """The methods of the requests the server sent the client, in order."""
+    return [
+        message["method"]
+        for _, message in wire.messages()
+        if isinstance(message, dict) and "method" in message and "id" in message
+    ]
+
+
+def test_legacy_client_completes_the_same_multiple_input_tool(server_url: str) -> None:
+    """The handler ``test_high_level_client_completes_multiple_inputs_with_every_callback``
+    completes on 2026-07-28, unchanged: its three requests reach the client's three callbacks
+    in one round, and its state stays in the server."""
+    answerer = Answerer()
+
+    async def scenario(client: Client) -> None:
+        result = await client.call_tool("test_input_required_result_multiple_inputs", {})
+        assert [text_of(block) for block in result.content] == ["All three inputs arrived"]
+
+    wire = drive_client(server_url, scenario, answerer, every=True, mode="legacy")
+    assert wire.problems() == []
+    assert sorted(answerer.asked) == ["Say hello to the user", "What is your name?", "roots"]
+    assert sorted(sent_to_client(wire)) == [
+        "elicitation/create", "roots/list", "sampling/createMessage",
+    ]  # fmt: skip
+    # one tools/call: the client never retried, the server asked it
+    assert [m for m in wire.answered() if m == "tools/call"] == ["tools/call"]
+
+
+def test_legacy_client_follows_three_rounds_and_the_prompt(server_url: str) -> None:
+    answerer = Answerer()
+
+    async def scenario(client: Client) -> None:
+        result = await client.call_tool("test_input_required_result_multi_round", {})
+        assert [text_of(block) for block in result.content] == ["Alice likes blue"]
+        got = await client.get_prompt("test_input_required_result_prompt")
+        assert [text_of(m.content) for m in got.messages] == ["Context: testing"]
+
+    wire = drive_client(server_url, scenario, answerer, every=False, mode="legacy")
+    assert wire.problems() == []
+    assert answerer.asked == [
+        "Step 1: What is your name?",
+        "Step 2: What is your favorite color?",
+        "What context should the prompt use?",
+    ]
+
+
+def test_legacy_client_receives_the_update_of_a_subscribed_resource(server_url: str) -> None:
+    """``resources/subscribe``, then the application publishes a change (the fixture's
+    ``touch_watched_resource`` calls ``server.notify_resource_updated``): the session's GET
+    stream carries ``notifications/resources/updated`` for the URI."""
+    updated: list[str] = []
+    arrived = asyncio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updated.append(str(message.params.uri))
+            arrived.set()
+
+    async def scenario(client: Client) -> None:
+        # (the client deprecates subscriptions for 2026-07-28, where listen replaces them)
+        with pytest.warns(MCPDeprecationWarning):
+            await client.subscribe_resource("test://watched-resource")
+        await client.call_tool("touch_watched_resource", {})
+        await asyncio.wait_for(arrived.wait(), 10.0)
+        with pytest.warns(MCPDeprecationWarning):
+            await client.unsubscribe_resource("test://watched-resource")
+
+    wire = drive_client(
+        server_url, scenario, Answerer(), every=False, mode="legacy", message_handler=on_message
+    )
+    assert updated == ["test://watched-resource"]
+    assert wire.problems() == []
 
 
 def test_stdio_high_level_client_completes_an_elicitation() -> None:

@@ -452,17 +452,18 @@ def test_tr_16_multi_round_declarations_need_an_advanced_tool(
             def f(self) -> Found: ...
 
 
-def test_an_03_multi_round_operations_select_only_2026_RV_06() -> None:
+def test_an_03_multi_round_operations_need_a_session_on_2025_RV_06() -> None:
     """AN-03, RV-06: a decorated prompt or resource that declares input requests or request
-    state inherits or selects a 2025 revision: refused, naming the method and the operation."""
-    with refused("method 'f': prompt 'p' (revisions 2025-11-25, 2026-07-28): input requests"):
+    state and inherits or selects a 2025 revision the endpoint keeps no session on is refused,
+    naming the operation; with a session there it is built."""
+    with refused("prompt 'p' (revisions 2025-11-25, 2026-07-28) declares input requests"):
 
         @build(revisions={NOVEMBER, MODERN})
         class Prompt:
             @prompt(name="p", input_requests=[InputRequestDeclaration.sampling()])
             def f(self) -> PromptOutput: ...
 
-    with refused("resource 'mem://x' (revisions 2025-11-25, 2026-07-28): input requests"):
+    with refused("resource 'mem://x' (revisions 2025-11-25, 2026-07-28) declares input"):
 
         @build(revisions={NOVEMBER, MODERN})
         class Resource:
@@ -470,13 +471,20 @@ def test_an_03_multi_round_operations_select_only_2026_RV_06() -> None:
                       request_state_mode=RequestStateMode.FRAMEWORK_PROTECTED)  # fmt: skip
             def f(self) -> ResourceOutput: ...
 
-    with refused("resource template 'mem://{x}' (revisions 2025-11-25): input requests"):
+    with refused("resource template 'mem://{x}' (revisions 2025-11-25) declares input"):
 
         @build(revisions={NOVEMBER, MODERN})
         class Template:
             @resource(uri="mem://{x}", name="x", revisions={NOVEMBER},
                       input_requests=[InputRequestDeclaration.roots()])  # fmt: skip
             def f(self, x: str) -> ResourceOutput: ...
+
+    @build(revisions={NOVEMBER, MODERN}, session_revisions={NOVEMBER})
+    class Kept:
+        @prompt(name="p", input_requests=[InputRequestDeclaration.sampling()])
+        def f(self) -> PromptOutput: ...
+
+    assert Kept.__mcp_endpoint__.prompts[0].revisions == {NOVEMBER, MODERN}  # type: ignore[attr-defined]
 
 
 # --- prompts --------------------------------------------------------------------------------

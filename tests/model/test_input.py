@@ -15,6 +15,8 @@ import pytest
 from mcpkit.errors import ConfigurationError, InvalidValueError
 from mcpkit.json import JsonObject
 from mcpkit.model import (
+    Endpoint,
+    Implementation,
     InputRequestDeclaration,
     InputRequestKind,
     PromptRegistration,
@@ -302,18 +304,38 @@ def test_an_03_invalid_declarations_are_refused(
 )
 @pytest.mark.parametrize("legacy", [Revision.V2025_06_18, Revision.V2025_11_25])
 @pytest.mark.parametrize(("factory", "label"), REGISTRATIONS)
-def test_rv_06_multi_round_operations_select_only_2026(
+def test_rv_06_multi_round_operations_need_a_session_on_2025(
     factory: Any, label: str, legacy: Revision, options: dict[str, Any]
 ) -> None:
-    """RV-06: input requests and request state are modern-only; an operation that declares
-    either cannot select a 2025 revision (a ``ConfigurationError`` naming it)."""
-    with pytest.raises(ConfigurationError) as caught:
-        factory(revisions={legacy, Revision.V2026_07_28}, **options)
-    assert str(caught.value) == (
-        f"{label} (revisions {legacy.wire}, 2026-07-28): input requests and request state "
-        "exist only on 2026-07-28; an operation that declares them must select only "
-        "Revision.V2026_07_28"
+    """RV-06: an operation that declares input requests or request state may select a 2025
+    revision (the framework asks a 2025 client within its session), but its endpoint must keep
+    sessions on that revision: a stateless 2025 request has nobody to ask."""
+    both = {legacy, Revision.V2026_07_28}
+    registration = factory(revisions=both, **options)
+    assert registration.revisions == both
+    kind = (
+        "prompts"
+        if label.startswith("prompt")
+        else "tools"
+        if label.startswith("tool")
+        else ("resources")
     )
+    served: dict[str, Any] = {
+        "path": "/mcp",
+        "implementation": Implementation("x", "1"),
+        "revisions": both,
+        kind: [registration],
+    }
+    with pytest.raises(ConfigurationError) as caught:
+        Endpoint(**served)
+    assert str(caught.value) == (
+        f"endpoint '/mcp' (revisions {legacy.wire}, 2026-07-28): {label} (revisions "
+        f"{legacy.wire}, 2026-07-28) declares input requests or request state, which a 2025 "
+        f"client is asked for within a session; add {legacy.wire} to the endpoint's "
+        "session_revisions, or select only Revision.V2026_07_28"
+    )
+    kept = Endpoint(**served, session_revisions={legacy})
+    assert kept.session_revisions == {legacy}
 
 
 @pytest.mark.parametrize(("factory", "label"), REGISTRATIONS)

@@ -713,15 +713,13 @@ def test_tr16_request_state_mode_must_be_a_member(mode: object) -> None:
 )
 @pytest.mark.parametrize("revision", [JUNE, NOVEMBER])
 @pytest.mark.parametrize("factory", ADVANCED_FACTORIES)
-def test_tr16_multi_round_tools_must_select_only_2026_RV_06(
+def test_tr16_multi_round_tools_may_select_2025_RV_06(
     factory: Any, revision: Revision, declarations: dict[str, Any]
 ) -> None:
-    """TR-16, RV-06: multi-round declarations are modern-only, so such a tool cannot select a
-    2025 revision; the refusal names the tool."""
-    with pytest.raises(ConfigurationError, match="exist only on 2026-07-28") as caught:
-        factory(revisions={revision, Revision.V2026_07_28}, **declarations)
-    assert str(caught.value).startswith("tool 'catalog.")
-    assert "must select only Revision.V2026_07_28" in str(caught.value)
+    """TR-16, RV-06: a multi-round tool may select a 2025 revision (served within a session:
+    the endpoint checks that, ``tests/model/test_input.py``)."""
+    tool = factory(revisions={revision, Revision.V2026_07_28}, **declarations)
+    assert tool.revisions == {revision, Revision.V2026_07_28}
 
 
 @pytest.mark.parametrize("factory", ADVANCED_FACTORIES)

@@ -208,3 +208,31 @@ def test_a_runtime_plans_every_tool_find_tool_answers_once_per_revision() -> Non
     assert (add.mirrored, add.conditional, add.at_once) == (False, False, True)
     assert (tenant.mirrored, tenant.conditional, tenant.at_once) == (True, False, False)
     assert (conditional.mirrored, conditional.conditional) == (False, True)
+
+
+@mcpkit.endpoint(
+    path="/asks",
+    name="asks",
+    version="1.0.0",
+    revisions={Revision.V2025_11_25},
+    session_revisions={Revision.V2025_11_25},
+)
+class Asks:
+    @mcpkit.tool(name="ask", input_requests=[mcpkit.InputRequestDeclaration.roots()])
+    def ask(self) -> mcpkit.CompleteResult:
+        return mcpkit.CompleteResult.from_tool_text("never")
+
+
+def test_input_on_a_conversation_that_cannot_be_asked_is_the_fixed_internal_error() -> None:
+    """Only a session (or stdio) can be asked for input, and the endpoint checks put input on a
+    2025 revision only where sessions are: a stateless conversation reaching it fails closed."""
+    operations, runtimes = _operations(Asks)
+    assert STATELESS.exchange(operations.limits) is None
+
+    async def dispatch() -> bytes:
+        params = JsonObject({"name": "ask", "arguments": {}})
+        call = _call(runtimes["/asks"], Revision.V2025_11_25, "tools/call", params)
+        return await operations.dispatch(call)
+
+    with pytest.raises(InternalError):
+        _run(dispatch)

@@ -73,6 +73,7 @@ FIXED_MESSAGES = frozenset(
         "Unsupported protocol version",
         "Too many sessions; retry later",
         "Session quota exceeded; end a session or wait for a call to finish",
+        "The client did not answer the server's request for input; retry the call",
         "Mcp-Session-Id required; send initialize first",
         "Session not found; initialize a new session",
     }

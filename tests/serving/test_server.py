@@ -747,3 +747,36 @@ def test_a_session_store_without_an_endpoint_that_keeps_sessions_is_refused() ->
         "sessions: no endpoint keeps 2025 sessions; give an endpoint session_revisions or "
         "leave sessions unset"
     )
+
+
+@endpoint(
+    path="/mcp",
+    name="kept",
+    version="1.0.0",
+    revisions={Revision.V2025_11_25},
+    session_revisions={Revision.V2025_11_25},
+)
+class Kept:
+    @mcpkit.resource(uri="test://doc", name="doc")
+    def doc(self) -> mcpkit.ResourceOutput:
+        return mcpkit.ResourceOutput(
+            contents=(mcpkit.TextResourceContents(uri="test://doc", text=""),)
+        )
+
+
+def test_a_configured_copy_shares_the_sessions_and_their_subscriptions() -> None:
+    """``mcpkit serve --port`` serves a ``configured()`` copy, while the application still holds
+    the server it built: its ``notify_resource_updated`` must reach the copy's sessions."""
+    original = Server(Kept)
+    moved = original.configured(port=9001)
+    assert moved.engine.pipeline.sessions is original.engine.pipeline.sessions
+    assert moved.engine.broadcaster is original.engine.broadcaster
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}}
+    with TestClient(moved) as client:
+        opened = client.post("/mcp", handshake_request("initialize", init))
+        session_id = opened.header("mcp-session-id")
+        assert session_id is not None
+        headers = {"mcp-session-id": session_id}
+        subscribe = handshake_request("resources/subscribe", {"uri": "test://doc"})
+        assert client.post("/mcp", subscribe, headers=headers).status == 200
+        assert original.notify_resource_updated("test://doc") == 1

@@ -224,6 +224,7 @@ class Endpoint:
         values["resource_list"] = resource_list
         listing = () if resource_list is None else (resource_list,)
         checks.check_subsets(site, (*tools, *prompts, *resources, *listing))
+        checks.check_input_sessions(site, sessions, (*tools, *prompts, *resources))
         checks.check_object_outputs(site, tools)
         exact = [resource for resource in resources if resource.template is None]
         templates = [resource for resource in resources if resource.template is not None]

@@ -8,7 +8,8 @@
    ``session_revisions`` (served 2025 revisions only);
 4. the registration collections: each a list or tuple of the right class;
 5. every operation's revisions are a subset of the endpoint's, in the
-   order tools, prompts, resources, resource list handler;
+   order tools, prompts, resources, resource list handler; an operation that asks for input
+   selects 2025 revisions only among ``session_revisions``;
 6. the 2025 object-output rule, re-checked with the path;
 7. unique tool names and prompt names, exact resource URIs and template strings;
 8. at most 256 templates, then no two overlapping templates (``check_no_overlaps``).
@@ -29,6 +30,7 @@ from typing import Final, TypeVar
 
 from mcpkit.errors import ConfigurationError, InvalidValueError
 from mcpkit.json import JsonObject, string
+from mcpkit.model._input import RequestStateMode
 from mcpkit.model._prompts import PromptRegistration
 from mcpkit.model._resources import ResourceListRegistration, ResourceRegistration
 from mcpkit.model._revision import Revision, wires
@@ -149,6 +151,30 @@ def check_subsets(site: Site, operations: Iterable[Operation]) -> None:
             raise site.fail(
                 f"{describe(operation)} selects {wires(extra)}, which the endpoint does not "
                 "serve; an operation's revisions must be a subset of its endpoint's"
+            )
+
+
+def check_input_sessions(
+    site: Site,
+    sessions: AbstractSet[Revision],
+    operations: Iterable[ToolRegistration | PromptRegistration | ResourceRegistration],
+) -> None:
+    """An operation that may ask the client for input selects a 2025 revision only where the
+    endpoint keeps sessions: a 2025 client is asked within its session, and a stateless 2025
+    request has nobody to ask."""
+    for operation in operations:
+        if not operation.declared_kinds and operation.request_state_mode is RequestStateMode.NONE:
+            continue
+        stateless = {
+            revision
+            for revision in operation.revisions
+            if revision.has_handshake and revision not in sessions
+        }
+        if stateless:
+            raise site.fail(
+                f"{describe(operation)} declares input requests or request state, which a "
+                f"2025 client is asked for within a session; add {wires(stateless)} to the "
+                "endpoint's session_revisions, or select only Revision.V2026_07_28"
             )
 
 

@@ -191,8 +191,9 @@ def check_multi_round(
 
     ``input_requests`` is a list or tuple of ``InputRequestDeclaration``, at most one per kind
     (a kind is either required or conditional), stored as a tuple in the order given;
-    ``request_state_mode`` a ``RequestStateMode`` or ``None`` (``NONE``).  Both exist only on
-    2026-07-28, so an operation that declares either selects only that revision.  Returns the
+    ``request_state_mode`` a ``RequestStateMode`` or ``None`` (``NONE``).  On a 2025 revision
+    the framework asks the client itself, which needs a session there: the endpoint checks
+    that its ``session_revisions`` cover every 2025 revision such an operation selects.  Returns the
     registration's ``input_requests``, ``request_state_mode``, ``declared_kinds`` and
     ``required_kinds``, the last two precomputed for the server's per-call checks.
     """
@@ -208,11 +209,6 @@ def check_multi_round(
     mode = RequestStateMode.NONE if request_state_mode is None else request_state_mode
     if not isinstance(mode, RequestStateMode):
         raise owner.fail("request_state_mode must be a RequestStateMode or None")
-    if (kinds or mode is not RequestStateMode.NONE) and owner.on_handshake:
-        raise owner.fail(
-            "input requests and request state exist only on 2026-07-28; an operation that "
-            "declares them must select only Revision.V2026_07_28"
-        )
     return {
         "input_requests": tuple(input_requests),
         "request_state_mode": mode,

@@ -6,8 +6,10 @@ On 2026-07-28 a ``tools/call``, ``prompts/get`` or ``resources/read`` handler ma
 listing) and/or state it echoes on its retry.  An operation declares every kind of request it
 may emit, each ``REQUIRED`` (the server checks the client's capability on every call, before
 the handler runs) or ``CONDITIONAL`` (checked when the handler emits it), and a
-``RequestStateMode``.  Both exist only on 2026-07-28, so an operation that declares either
-selects only that revision.
+``RequestStateMode``.  The same handler serves a 2025 session: there the server sends the
+requests to the client itself, as JSON-RPC requests within the session, and calls the handler
+again with the answers, so an operation that declares either selects 2025 revisions only where
+its endpoint keeps sessions.
 
 The values here are immutable; the capability rules are pure functions the server calls.  What
 the client sends back (``inputResponses``) is checked and read in ``_input_responses``.
@@ -197,8 +199,9 @@ class InputRequestDeclaration:
 class RequestStateMode(enum.Enum):
     """Who protects the request state a multi-round operation hands the client.
 
-    The three modes of Soklet's ``McpRequestStateMode``.
-    They only mean something on 2026-07-28, the one revision with input-required results.
+    The three modes of Soklet's ``McpRequestStateMode``.  They decide what the client sees on
+    2026-07-28; on a 2025 session the state stays in the server between rounds, whatever the
+    mode (the mode's rules on what a handler may return still apply).
     """
 
     NONE = "none"

@@ -20,6 +20,7 @@ from mcpkit.protocol._fixed_results import server_capabilities as server_capabil
 from mcpkit.protocol._messages import error_message as error_message
 from mcpkit.protocol._messages import notification_message as notification_message
 from mcpkit.protocol._messages import raw_result_message as raw_result_message
+from mcpkit.protocol._messages import request_message as request_message
 from mcpkit.protocol._messages import result_message as result_message
 from mcpkit.protocol._messages import sse_event as sse_event
 from mcpkit.protocol._mirroring import check_mirrored_headers as check_mirrored_headers
@@ -93,6 +94,7 @@ __all__ = (
     "read_meta",
     "read_resource_result",
     "readable_id",
+    "request_message",
     "require_stateless",
     "resource_definition",
     "result_message",

@@ -67,6 +67,14 @@ def notification_message(
     return encode({"jsonrpc": "2.0", "method": method, "params": params}, limits=limits)
 
 
+def request_message(
+    id: str | int, method: str, params: JsonObject, *, limits: Limits = DEFAULT_LIMITS
+) -> bytes:
+    """``{"jsonrpc":"2.0","id":…,"method":…,"params":…}``: a request of the server's to the
+    client (2025 input); raises ``OutputError`` past ``limits``."""
+    return encode({"jsonrpc": "2.0", "id": id, "method": method, "params": params}, limits=limits)
+
+
 def sse_event(message: bytes) -> bytes:
     """One Server-Sent Events ``message`` event carrying one written message.
 

@@ -17,11 +17,12 @@ sanitizer, its requests only inside ``inputRequests``.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol
 
 from mcpkit.errors import InternalError, InvalidParams, MissingClientCapability
-from mcpkit.json import JsonObject, JsonValue
+from mcpkit.json import JsonObject, JsonValue, encode
 from mcpkit.limits import Limits
 from mcpkit.model import (
     UNSET,
@@ -40,7 +41,9 @@ from mcpkit.server._state_codec import binding as state_binding
 __all__ = [
     "Continuation",
     "Declaring",
+    "Inquiry",
     "Retry",
+    "asks",
     "has_conditional",
     "prepare",
     "settled",
@@ -72,6 +75,23 @@ class Continuation:
     opened: Opened | None
     request_id: str | int | None
     """``None`` only for an operation that declares nothing (no state is ever sealed)."""
+    inquiry: Inquiry | None = None
+    """On a 2025 conversation: where an input-required result is kept for the framework to
+    ask the client (``_exchange``) instead of being written."""
+
+
+class Inquiry:
+    """What one round of a 2025 call asked for, once its handler returned an input-required
+    result: the requests to send the client and the state for the next round (kept in this
+    process, never sealed)."""
+
+    __slots__ = ("framework_state", "request_state", "requests")
+
+    def __init__(self) -> None:
+        self.requests: Mapping[str, Mapping[str, JsonValue]] | None = None
+        """``None`` until the handler asks; then the requests (maybe none: state only)."""
+        self.request_state: str | None = None
+        self.framework_state: JsonValue | Unset = UNSET
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +221,9 @@ def write_input_required(
     server_info: object,
     limits: Limits,
 ) -> bytes:
-    """The encoded input-required result, or the refusal of an invalid one."""
+    """The encoded input-required result, or the refusal of an invalid one.  On a 2025
+    conversation (``continuation.inquiry``) the checked result is kept there instead and the
+    empty message returned: the framework asks the client itself."""
     if continuation is None:
         raise _contract_failure("an input-required result on a 2025 revision")
     kinds = [InputRequestKind.of(request) for request in result.input_requests.values()]
@@ -210,6 +232,10 @@ def write_input_required(
     missing = missing_capabilities(kinds, continuation.capabilities)
     if missing is not None:
         raise MissingClientCapability(dict(missing))
+    inquiry = continuation.inquiry
+    if inquiry is not None:
+        _keep(result, continuation, inquiry, limits)
+        return b""
     body: dict[str, object] = {"resultType": _INPUT_REQUIRED}
     if result.input_requests:
         body["inputRequests"] = result.input_requests
@@ -224,9 +250,26 @@ def write_input_required(
     return result_message(request_id, JsonObject(body), limits=limits)
 
 
-def _state(result: InputRequiredResult, continuation: Continuation, limits: Limits) -> str | None:
-    """The ``requestState`` to write, as the operation's mode says; a result whose state does
-    not match the mode is a contract failure."""
+def _keep(
+    result: InputRequiredResult, continuation: Continuation, inquiry: Inquiry, limits: Limits
+) -> None:
+    """A 2025 round's result, checked as one to write (the state matches the mode and is
+    within ``max_request_state_bytes`` encoded), kept for the next round."""
+    state = _checked_state(result, continuation, limits)
+    framework_state = result.framework_state
+    if framework_state is not UNSET:
+        if len(encode(framework_state, limits=limits)) > limits.max_request_state_bytes:
+            raise _contract_failure("a framework state over max_request_state_bytes")
+        inquiry.framework_state = framework_state  # type: ignore[assignment]
+    inquiry.request_state = state
+    inquiry.requests = result.input_requests  # type: ignore[assignment]
+
+
+def _checked_state(
+    result: InputRequiredResult, continuation: Continuation, limits: Limits
+) -> str | None:
+    """The application's ``requestState``, when the state matches the operation's mode; a
+    result whose state does not is a contract failure."""
     mode = continuation.mode
     has_framework = result.framework_state is not UNSET
     if mode is RequestStateMode.NONE:
@@ -246,7 +289,15 @@ def _state(result: InputRequiredResult, continuation: Continuation, limits: Limi
         return state
     if result.request_state is not None:
         raise _contract_failure("an application state from a framework-protected operation")
-    if not has_framework:
+    return None
+
+
+def _state(result: InputRequiredResult, continuation: Continuation, limits: Limits) -> str | None:
+    """The ``requestState`` to write, as the operation's mode says."""
+    state = _checked_state(result, continuation, limits)
+    if continuation.mode is not RequestStateMode.FRAMEWORK_PROTECTED:
+        return state
+    if result.framework_state is UNSET:
         return None
     protector, binding = continuation.protector, continuation.binding
     request_id = continuation.request_id
@@ -258,6 +309,14 @@ def _state(result: InputRequiredResult, continuation: Continuation, limits: Limi
         binding=binding,
         request_id=request_id,
         previous=continuation.opened,
+    )
+
+
+def asks(registration: Declaring) -> bool:
+    """Whether the operation may return an input-required result (it declares input requests
+    or a state mode): on a 2025 conversation the framework then runs it round by round."""
+    return bool(registration.declared_kinds) or (
+        registration.request_state_mode is not RequestStateMode.NONE
     )
 
 

@@ -6,6 +6,7 @@ response, or raises the ``ProtocolError`` to write instead.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
@@ -17,6 +18,7 @@ from mcpkit.errors import (
     InternalError,
     InvalidParams,
     MethodNotFound,
+    MissingClientCapability,
     ProtocolError,
     ResourceNotFound,
 )
@@ -32,6 +34,7 @@ from mcpkit.model import (
     RequestLogger,
     ResourceListPage,
     Revision,
+    missing_capabilities,
     server_context,
 )
 from mcpkit.protocol import (
@@ -49,15 +52,18 @@ from mcpkit.protocol import (
     result_message,
 )
 from mcpkit.schema import EvaluationGate
-from mcpkit.server._call import Call, Method
+from mcpkit.server._call import Call, Method, ToolPlan
 from mcpkit.server._continuation import (
     Continuation,
     Declaring,
+    Inquiry,
     Retry,
+    asks,
     has_conditional,
     prepare,
     settled,
 )
+from mcpkit.server._exchange import ask
 from mcpkit.server._execution import Executor
 from mcpkit.server._invoke import (
     Job,
@@ -149,6 +155,60 @@ class Operations:
             protector=self.protector,
             limits=self.limits,
         )
+
+    async def _rounds(
+        self,
+        call: Call,
+        registration: Declaring,
+        job_for: Callable[[Retry, Continuation], tuple[Job, RequestContext]],
+    ) -> bytes:
+        """A 2025 call of an operation that may need the client's input: run it, and while
+        it returns an input-required result, ask the client (``_exchange.ask``) and run it
+        again with the answers and its state, each round in a handler slot of its own (none
+        is held while the client answers) and with a fresh ``request_timeout_seconds``."""
+        limits = self.limits
+        conversation = call.conversation
+        exchange = conversation.exchange(limits)
+        if exchange is None:  # the endpoint checks refuse it: input only where sessions are
+            log.error("mcpkit: an operation that asks for input on a stateless 2025 request")
+            raise InternalError()
+        capabilities = conversation.client_capabilities or _NO_CAPABILITIES
+        missing = missing_capabilities(registration.required_kinds, capabilities)
+        if missing is not None:
+            raise MissingClientCapability(dict(missing))
+        retry = _NO_RETRY
+        loop = asyncio.get_running_loop()
+        asked = 0  # continuations so far: asking the client is one
+        while True:
+            inquiry = Inquiry()
+            continuation = Continuation(
+                mode=registration.request_state_mode,
+                declared=registration.declared_kinds,
+                capabilities=capabilities,
+                protector=None,
+                binding=None,
+                opened=None,
+                request_id=call.request_id,
+                inquiry=inquiry,
+            )
+            job, ctx = job_for(retry, continuation)
+            message = await self._run(call, job, ctx)
+            if inquiry.requests is None:
+                return message
+            if asked == limits.max_request_state_rounds:
+                log.error("mcpkit: an operation asked for input past max_request_state_rounds")
+                raise InternalError()
+            asked += 1
+            responses = await ask(
+                exchange,
+                inquiry.requests,
+                send=call.notify,
+                revision=call.revision,
+                stopped=call.disconnected,
+                limits=limits,
+            )
+            retry = Retry(responses, inquiry.request_state, inquiry.framework_state)
+            call = call._replace(deadline=loop.time() + limits.request_timeout_seconds)
 
     def _context(self, call: Call, name: str | None, retry: Retry = _NO_RETRY) -> RequestContext:
         """The handler's view of the request, from values already validated (no re-checks)."""
@@ -281,7 +341,11 @@ class Operations:
     # --- lifecycle and discovery ----------------------------------------------------------
 
     async def _initialize(self, call: Call) -> bytes:
-        call.conversation.negotiated(call.revision)
+        conversation = call.conversation
+        conversation.negotiated(call.revision)
+        # what a conversation that outlives the request keeps (stdio; a session is opened
+        # with it once initialize succeeds)
+        conversation.remember(call.params.get("clientInfo"), call.params.get("capabilities"))
         result = initialize_result(call.runtime.endpoint, call.revision)
         return result_message(call.request_id, result, limits=self.limits)
 
@@ -360,18 +424,36 @@ class Operations:
             check_mirrored_headers(
                 tool.input_schema.headers, arguments, call.headers, limits=self.limits
             )
+        if plan.asks and not row.stateless:
+            return self._rounds(
+                call, tool, lambda retry, on: self._tool_job(call, plan, row, retry, on, True)
+            )
         continuation, retry = settled(tool, row.stateless, call.params) or self._prepare(call, tool)
+        job, ctx = self._tool_job(call, plan, row, retry, continuation, not plan.conditional)
+        return self._run(call, job, ctx)
+
+    def _tool_job(
+        self,
+        call: Call,
+        plan: ToolPlan,
+        row: RevisionProfile,
+        retry: Retry,
+        continuation: Continuation | None,
+        progress: bool,
+    ) -> tuple[Job, RequestContext]:
+        """One round's job of a tools/call, and the handler's context."""
+        name, arguments = call.args
         ctx = self._context(call, name, retry)
-        features = self._features(call, row, not plan.conditional)
-        info = runtime.endpoint.implementation if row.server_info_meta else None  # _output
+        features = self._features(call, row, progress)
+        info = call.runtime.endpoint.implementation if row.server_info_meta else None  # _output
         job = tool_job(
             ToolCall(
-                tool, ctx, arguments, features, self.gate, self.sanitizer,
+                plan.tool, ctx, arguments, features, self.gate, self.sanitizer,
                 call.request_id, call.revision, info, self.limits, continuation,
             ),
             at_once=plan.at_once,
         )  # fmt: skip
-        return self._run(call, job, ctx)
+        return job, ctx
 
     async def _prompts_get(self, call: Call) -> bytes:
         name, arguments = call.args
@@ -383,19 +465,27 @@ class Operations:
         if not arguments.keys() <= prompt.argument_names:
             raise InvalidParams()
         row = profile(call.revision)
+
+        def job_for(
+            retry: Retry, continuation: Continuation | None, progress: bool
+        ) -> tuple[Job, RequestContext]:
+            ctx = self._context(call, name, retry)
+            job = prompt_job(
+                prompt,
+                ctx,
+                arguments,
+                self._features(call, row, progress),
+                self._output(call, row, continuation),
+                at_once=prompt.handler in call.runtime.at_once,
+            )
+            return job, ctx
+
+        if not row.stateless and asks(prompt):
+            return await self._rounds(call, prompt, lambda retry, on: job_for(retry, on, True))
         continuation, retry = settled(prompt, row.stateless, call.params) or self._prepare(
             call, prompt
         )
-        ctx = self._context(call, name, retry)
-        features = self._features(call, row, not has_conditional(prompt))
-        job = prompt_job(
-            prompt,
-            ctx,
-            arguments,
-            features,
-            self._output(call, row, continuation),
-            at_once=prompt.handler in call.runtime.at_once,
-        )
+        job, ctx = job_for(retry, continuation, not has_conditional(prompt))
         return await self._run(call, job, ctx)
 
     async def _resources_read(self, call: Call) -> bytes:
@@ -405,10 +495,6 @@ class Operations:
             raise ResourceNotFound(uri)
         resource, variables = match
         row = profile(call.revision)
-        continuation, retry = settled(resource, row.stateless, call.params) or self._prepare(
-            call, resource
-        )
-        ctx = self._context(call, uri, retry)
         cache = (
             call.runtime.endpoint.resource_list_cache
             if resource.template is None
@@ -416,16 +502,32 @@ class Operations:
         )
         if "inputResponses" in call.params or "requestState" in call.params:
             cache = CachePolicy.PRIVATE_NO_CACHE  # a retry's result is the caller's alone
-        job = resource_job(
-            resource,
-            None if resource.template is None else variables,
-            ctx,
-            self._features(call, row, not has_conditional(resource)),
-            cache,
-            self._output(call, row, continuation),
-            at_once=resource.handler in call.runtime.at_once,
-        )
+
+        def job_for(
+            retry: Retry, continuation: Continuation | None, progress: bool
+        ) -> tuple[Job, RequestContext]:
+            ctx = self._context(call, uri, retry)
+            job = resource_job(
+                resource,
+                None if resource.template is None else variables,
+                ctx,
+                self._features(call, row, progress),
+                cache,
+                self._output(call, row, continuation),
+                at_once=resource.handler in call.runtime.at_once,
+            )
+            return job, ctx
+
         try:
+            if not row.stateless and asks(resource):
+                # (2025 results carry no cache hints: nothing to make private)
+                return await self._rounds(
+                    call, resource, lambda retry, on: job_for(retry, on, True)
+                )
+            continuation, retry = settled(resource, row.stateless, call.params) or self._prepare(
+                call, resource
+            )
+            job, ctx = job_for(retry, continuation, not has_conditional(resource))
             return await self._run(call, job, ctx)
         except ResourceNotFound as error:
             if error.data is None:

@@ -74,6 +74,7 @@ _NO_PARAMS: Final = JsonObject()
 _EVERYONE: Final = Admitted()  # without an admission controller: anonymous, no partition
 _CANCELLED: Final = "notifications/cancelled"
 _SESSION_ID: Final = b"mcp-session-id"
+_SESSION_ID_HEADER: Final = "mcp-session-id"
 
 
 class _Unknown(Conversation):
@@ -205,6 +206,18 @@ class Pipeline:
             kind = envelope.kind
             channel.opened(envelope)
             if kind is MessageKind.RESPONSE:
+                # A client's answer to one of the server's requests (2025 input): for the
+                # conversation that asked, which over HTTP is the session it names.
+                if headers is not None:
+                    if not runtime.sessions or headers.get(_SESSION_ID_HEADER) is None:
+                        await channel.accepted()  # no session: nothing was asked
+                        return
+                    answering = await self._answering(runtime, headers, channel, http)
+                    if answering is None:
+                        return
+                    conversation = answering
+                assert isinstance(value, JsonObject)  # parse_envelope checked it
+                conversation.answered(request_id, value)
                 await channel.accepted()
                 return
             if kind is MessageKind.NOTIFICATION and headers is None:
@@ -352,11 +365,31 @@ class Pipeline:
     def find(self, headers: HeaderFields) -> Conversation:
         """The session the request names: ``STATELESS`` when it names none, ``_UNKNOWN`` when
         no live session has its id.  Nothing is decided on it before admission."""
-        session_id = headers.get("mcp-session-id")
+        session_id = headers.get(_SESSION_ID_HEADER)
         if session_id is None:
             return STATELESS
         assert self.sessions is not None  # built with the endpoints that keep sessions
         return self.sessions.get(session_id) or _UNKNOWN
+
+    async def _answering(
+        self,
+        runtime: Runtime,
+        headers: HeaderFields,
+        channel: Channel,
+        http: HttpRequest | None,
+    ) -> Session | None:
+        """The session a POSTed response belongs to, after admission as a message without a
+        method (``None`` when admission refused it, answered here); an unknown session is 404,
+        as for a request."""
+        conversation = self.find(headers)
+        revision = conversation.revision
+        if type(conversation) is not Session or revision is None:
+            raise SessionNotFound()
+        decision = await self.admit(runtime, revision, "", True, http)
+        if isinstance(decision, Rejected):
+            await channel.refuse(decision.status, None, wire_headers(decision))
+            return None
+        return self.bound(conversation, runtime, revision, decision)
 
     def _bind(
         self,

@@ -114,6 +114,7 @@ class Session(Conversation):
         calls, self._calls = self._calls, {}
         for stop in calls.values():
             stop()
+        self.hang_up()
         if self.broadcaster is not None:
             self.broadcaster.forget(self)
         self._signal()

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Sequence
 from typing import Final
 
 from mcpkit.errors import Overloaded, ParseError, ProtocolError
-from mcpkit.json import decode
+from mcpkit.json import JsonObject, JsonValue, decode
 from mcpkit.limits import Limits
 from mcpkit.model import CancellationToken
 from mcpkit.protocol import (
@@ -143,9 +143,10 @@ class StdioConnection(Conversation):
 
     async def refuse_overloaded(self, line: bytes, write: Writer) -> None:
         """Answer a request with the overload error without running it; still honour
-        ``notifications/cancelled``; drop any other notification.  Only the envelope is read
-        (the line is at most ``max_request_bytes``); a line that is not a valid message gets
-        the error it would get anyway."""
+        ``notifications/cancelled`` and take a client's answer to the server's request (the
+        call waiting for it is in flight already); drop any other notification.  Only the
+        envelope is read (the line is at most ``max_request_bytes``); a line that is not a
+        valid message gets the error it would get anyway."""
         request_id: str | int | None = None
         try:
             value = decode(line, limits=self._engine.limits)
@@ -159,18 +160,28 @@ class StdioConnection(Conversation):
             return
         if envelope.kind is MessageKind.REQUEST:
             await write(error_message(envelope.id, _OVERLOADED))
+        elif envelope.kind is MessageKind.RESPONSE:
+            assert isinstance(value, JsonObject)  # parse_envelope checked it
+            self.answered(envelope.id, value)
         else:
             notified(envelope, self)  # a cancel still cancels; any other is dropped
 
     async def shutdown(self, write: Writer) -> int:
         """Stop every request not yet settled and answer it with the overload error; return
         how many there were.  Requests the client cancelled stay unanswered."""
+        self.hang_up()
         stopped = [flight for flight in self._flights if flight.settle()]
         for flight in stopped:
             flight.stop()
         for flight in stopped:
             await write(error_message(flight.id, _OVERLOADED))
         return len(stopped)
+
+    def remember(self, client_info: JsonValue, capabilities: JsonValue) -> None:
+        """What ``initialize`` said (the line was at most ``max_request_bytes``): the client
+        capabilities the server's requests for input are checked against."""
+        self.client_info = client_info if isinstance(client_info, JsonObject) else None
+        self.client_capabilities = capabilities if isinstance(capabilities, JsonObject) else None
 
     def cancel(self, request_id: object) -> None:
         if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):

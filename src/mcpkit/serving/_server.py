@@ -233,8 +233,9 @@ class Server:
         drain_seconds: float | None = None,
     ) -> Server:
         """The same server on another address, loop or drain budget (what ``mcpkit serve
-        --host/--port/--loop/--drain`` uses), with a new engine: the port is one of its
-        settings."""
+        --host/--port/--loop/--drain`` uses), with a new engine (the port is one of its
+        settings) over the same session store and broadcaster: an application that calls
+        ``notify_resource_updated`` on this server reaches the sessions of the new one."""
         now = self._settings
         host = now.host if host is None else host
         port = now.port if port is None else port
@@ -250,7 +251,12 @@ class Server:
                 port=port,
                 loop=loop,
                 drain_seconds=float(drain),
-                engine=replace(now.engine, port=port or None),
+                engine=replace(
+                    now.engine,
+                    port=port or None,
+                    sessions=self.engine.pipeline.sessions,
+                    broadcaster=self.engine.broadcaster,
+                ),
             ),
         )
         return server

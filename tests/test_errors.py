@@ -58,6 +58,12 @@ WIRE_TABLE: dict[type[ProtocolError], tuple[int, int, str, type[MCPKitError]]] =
         "The client did not answer the server's request for input; retry the call",
         errors.InternalError,
     ),
+    errors.ReplayUnavailable: (
+        -32600,
+        400,
+        "Last-Event-ID names no event this session can replay from; call again instead",
+        errors.InvalidRequest,
+    ),
     errors.TooManySessions: (-32603, 503, "Too many sessions; retry later", errors.Overloaded),
     errors.SessionQuota: (
         -31999,

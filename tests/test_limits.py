@@ -54,6 +54,11 @@ DEFAULTS: Final[dict[str, tuple[float, str]]] = {
     "stream_keepalive_seconds": (15.0, "stream-keepalive"),
     "max_pending_client_requests": (16, "pending-client-requests"),
     "client_request_timeout_seconds": (300.0, "client-request-timeout"),
+    "max_session_streams": (4, "session-streams"),
+    "max_stream_events": (256, "stream-events"),
+    "max_session_event_streams": (32, "session-event-streams"),
+    "max_session_event_bytes": (1 * MiB, "session-event-bytes"),
+    "max_event_bytes": (64 * MiB, "event-bytes"),
     "max_header_count": (100, "header-count"),
     "max_header_bytes": (64 * KiB, "header-bytes"),
     "max_request_target_bytes": (8_192, "request-target"),
@@ -103,6 +108,11 @@ RANGES: Final[dict[str, tuple[float, float]]] = {
     "stream_keepalive_seconds": (0.01, 3_600.0),
     "max_pending_client_requests": (1, 4_096),
     "client_request_timeout_seconds": (0.001, 86_400.0),
+    "max_session_streams": (1, 1_024),
+    "max_stream_events": (1, 1_000_000),
+    "max_session_event_streams": (1, 65_536),
+    "max_session_event_bytes": (1, 1024 * MiB),
+    "max_event_bytes": (1, 64 * 1024 * MiB),
     "max_header_count": (1, 10_000),
     "max_header_bytes": (1 * KiB, 1 * MiB),
     "max_request_target_bytes": (16, 64 * KiB),
@@ -122,6 +132,7 @@ ORDERED_PAIRS: Final = (
     ("session_idle_timeout_seconds", "session_absolute_timeout_seconds"),
     ("max_integer_chars", "max_binding_integer_chars"),
     ("max_request_bytes", "max_stdio_buffered_bytes"),
+    ("max_session_event_bytes", "max_event_bytes"),
 )
 
 FIELDS: Final = {field.name: field for field in dataclasses.fields(Limits)}

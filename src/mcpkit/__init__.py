@@ -30,6 +30,7 @@ from mcpkit.errors import ParseFailure as ParseFailure
 from mcpkit.errors import ProtectorUnavailable as ProtectorUnavailable
 from mcpkit.errors import ProtocolError as ProtocolError
 from mcpkit.errors import RateLimited as RateLimited
+from mcpkit.errors import ReplayUnavailable as ReplayUnavailable
 from mcpkit.errors import ResourceNotFound as ResourceNotFound
 from mcpkit.errors import SchemaError as SchemaError
 from mcpkit.errors import SessionNotFound as SessionNotFound
@@ -110,9 +111,11 @@ if _TYPE_CHECKING:
     from mcpkit.server import Admitted as Admitted
     from mcpkit.server import Broadcaster as Broadcaster
     from mcpkit.server import CorsPolicy as CorsPolicy
+    from mcpkit.server import EventStore as EventStore
     from mcpkit.server import Keyring as Keyring
     from mcpkit.server import KeyringSnapshot as KeyringSnapshot
     from mcpkit.server import MemoryBroadcaster as MemoryBroadcaster
+    from mcpkit.server import MemoryEventStore as MemoryEventStore
     from mcpkit.server import MemorySessionStore as MemorySessionStore
     from mcpkit.server import ProtectionKey as ProtectionKey
     from mcpkit.server import Rejected as Rejected
@@ -127,9 +130,11 @@ _LAZY = {
     "Admitted": "mcpkit.server",
     "Broadcaster": "mcpkit.server",
     "CorsPolicy": "mcpkit.server",
+    "EventStore": "mcpkit.server",
     "Keyring": "mcpkit.server",
     "KeyringSnapshot": "mcpkit.server",
     "MemoryBroadcaster": "mcpkit.server",
+    "MemoryEventStore": "mcpkit.server",
     "MemorySessionStore": "mcpkit.server",
     "ProtectionKey": "mcpkit.server",
     "Rejected": "mcpkit.server",
@@ -177,6 +182,7 @@ __all__ = (
     "EmbeddedResource",
     "Endpoint",
     "EndpointRegistry",
+    "EventStore",
     "HeaderMismatch",
     "Icon",
     "ImageContent",
@@ -199,6 +205,7 @@ __all__ = (
     "Limits",
     "MCPKitError",
     "MemoryBroadcaster",
+    "MemoryEventStore",
     "MemorySessionStore",
     "MethodNotFound",
     "MissingClientCapability",
@@ -219,6 +226,7 @@ __all__ = (
     "ProtocolError",
     "RateLimited",
     "Rejected",
+    "ReplayUnavailable",
     "RequestContext",
     "RequestLogger",
     "RequestStateMode",

@@ -69,6 +69,7 @@ __all__ = [
     "ProtectorUnavailable",
     "ProtocolError",
     "RateLimited",
+    "ReplayUnavailable",
     "ResourceNotFound",
     "SchemaError",
     "SessionNotFound",
@@ -372,6 +373,14 @@ class SessionQuota(RateLimited):
     session has ``max_active_calls_per_session`` calls in flight: 429 / -31999."""
 
     message = "Session quota exceeded; end a session or wait for a call to finish"
+
+
+class ReplayUnavailable(InvalidRequest):
+    """A ``GET`` with ``Last-Event-ID`` names no event whose followers the session still keeps
+    (never issued, or events after it are gone): 400 / -32600, and no stream.  A replay is
+    whole or refused, never a stream with a gap."""
+
+    message = "Last-Event-ID names no event this session can replay from; call again instead"
 
 
 class SessionRequired(ProtocolError):

@@ -53,6 +53,11 @@ _RANGES: Final[dict[str, tuple[float, float]]] = {
     "max_session_subscription_bytes": (1, 16 * MiB),
     "stream_keepalive_seconds": (0.01, 3_600.0),
     "max_pending_client_requests": (1, 4_096),
+    "max_session_streams": (1, 1_024),
+    "max_stream_events": (1, 1_000_000),
+    "max_session_event_streams": (1, 65_536),
+    "max_session_event_bytes": (1, 1024 * MiB),
+    "max_event_bytes": (1, 64 * 1024 * MiB),
     "client_request_timeout_seconds": (0.001, 86_400.0),
     "max_header_count": (1, 10_000),
     "max_header_bytes": (1 * KiB, 1 * MiB),
@@ -86,6 +91,7 @@ _ORDERED: Final = (
     ("max_sessions_per_owner", "max_sessions"),
     ("max_session_subscriptions", "max_subscriptions"),
     ("session_idle_timeout_seconds", "session_absolute_timeout_seconds"),
+    ("max_session_event_bytes", "max_event_bytes"),
     ("max_request_bytes", "max_stdio_buffered_bytes"),
     ("max_integer_chars", "max_binding_integer_chars"),
 )
@@ -173,6 +179,19 @@ class Limits:
     client_request_timeout_seconds: float = 300.0
     """How long a 2025 call waits for the client to answer the requests of one round of input
     (a person may be filling in a form); then the call fails with ``InputUnavailable``."""
+    max_session_streams: int = 4
+    """``GET`` streams one session may have open at once: its standalone stream and streams
+    resumed with ``Last-Event-ID``; one more resumed stream is 429."""
+    max_stream_events: int = 256
+    """Events kept for replay per session stream; past it the oldest goes."""
+    max_session_event_streams: int = 32
+    """``POST`` streams one session keeps events of for replay (its standalone stream aside);
+    past it the one written least recently goes."""
+    max_session_event_bytes: int = 1 * MiB
+    """Bytes of events kept for replay per session; past it the oldest go."""
+    max_event_bytes: int = 64 * MiB
+    """Bytes of events kept for replay in all; past it the least recently written stream
+    loses its oldest first."""
 
     # HTTP connections of the embedded server (``Server.run``/``serve``)
     max_header_count: int = 100

@@ -319,3 +319,14 @@ def test_sse_event_exact_bytes() -> None:
 def test_sse_event_refuses_a_line_break(message: bytes) -> None:
     with pytest.raises(ValueError, match=r"^sse_event: a message must not contain a line break$"):
         sse_event(message)
+
+
+def test_sse_event_with_an_id() -> None:
+    assert sse_event(b"{}", "3-7") == b"id: 3-7\nevent: message\ndata: {}\n\n"
+    assert sse_event(b"{}", "~" * 256).startswith(b"id: " + b"~" * 256 + b"\n")
+
+
+@pytest.mark.parametrize("event_id", ["", "a b", "1\n2", "x\r", "\u00e9", "~" * 257])
+def test_sse_event_refuses_an_id_that_could_break_the_stream(event_id: str) -> None:
+    with pytest.raises(ValueError, match=r"^sse_event: an event id must be 1 to 256 visible"):
+        sse_event(b"{}", event_id)

@@ -17,8 +17,11 @@ from mcpkit import (
     Admitted,
     CancellationToken,
     CompleteResult,
+    InputRequestDeclaration,
+    InputRequiredResult,
     Limits,
     ProgressReporter,
+    RequestContext,
     Revision,
     Server,
     endpoint,
@@ -77,6 +80,17 @@ class Sessions:
     @tool(name="quick", description="Answers at once")
     def quick(self) -> CompleteResult:
         return CompleteResult.from_tool_text("quick")
+
+    @tool(
+        name="asks",
+        description="Asks the client for its roots, then lists them",
+        input_requests=[InputRequestDeclaration.roots()],
+    )
+    def asks(self, ctx: RequestContext) -> CompleteResult | InputRequiredResult:
+        answer = ctx.roots("roots")
+        if answer is None:
+            return InputRequiredResult(input_requests={"roots": {"method": "roots/list"}})
+        return CompleteResult.from_tool_text(",".join(root.uri for root in answer.roots))
 
 
 def _owner(request: AdmissionRequest) -> Admitted:

@@ -90,3 +90,36 @@ def test_a_session_flood_meets_its_quota_and_other_owners_are_served(tmp_path: P
         # the flood's existing sessions and the others' still work
         for owner, (_, session_id) in [("flood", opened[0]), ("other-0", others[0])]:
             assert session_id is not None and quick(sock, served, owner, session_id) == 200
+
+
+def test_a_client_that_never_answers_costs_one_bounded_wait(tmp_path: Path) -> None:
+    """The server asks (``roots/list`` on the call's stream) and the client never answers: the
+    call fails with the fixed error once ``client_request_timeout_seconds`` has passed, its
+    request stops waiting, and the session and the server go on serving."""
+    limits = {"client_request_timeout_seconds": 0.5, "max_pending_client_requests": 1}
+    with serve(tmp_path, limits, sessions=True) as served, served.connect() as sock:
+        init = {**INIT, "capabilities": {"roots": {}}}
+        body = json.dumps(handshake_request("initialize", init)).encode()
+        status, headers, _ = send(sock, served, "POST", body, **{"X-Owner": "o"})
+        session_id = headers.get("mcp-session-id")
+        assert status == 200 and session_id is not None
+        call = handshake_request("tools/call", {"name": "asks", "arguments": {}}, id=9)
+        fields = {"X-Owner": "o", "Mcp-Session-Id": session_id}
+        for _ in range(2):  # the first wait ended: one more request may wait again
+            started = time.monotonic()
+            status, _, stream = send(sock, served, "POST", json.dumps(call).encode(), **fields)
+            waited = time.monotonic() - started
+            assert status == 200 and 0.5 <= waited < 5.0, waited
+            events = [
+                json.loads(line.removeprefix(b"data: "))
+                for line in stream.split(b"\n")
+                if line.startswith(b"data: {")
+            ]
+            assert [event.get("method") for event in events] == ["roots/list", None]
+            assert events[-1]["error"] == {
+                "code": -32603,
+                "message": "The client did not answer the server's request for input; "
+                "retry the call",
+            }
+        assert quick(sock, served, "o", session_id) == 200
+        assert "Traceback" not in served.log()

@@ -639,14 +639,28 @@ def test_ending_the_session_while_waiting_ends_the_call(harness: Harness) -> Non
     assert session is not None and len(session._exchange or ()) == 0
 
 
-def test_a_client_that_leaves_while_asked_stops_the_wait(harness: Harness) -> None:
+def test_a_client_that_leaves_while_asked_resumes_and_answers(harness: Harness) -> None:
+    """Leaving is not cancelling: the call still waits for the answer, and the client that
+    resumes the stream (``Last-Event-ID``) sees the request again and then the result."""
     harness.open()
     message = handshake_request("tools/call", {"name": "greet", "arguments": {}}, id=7)
     partial = harness.client.post_disconnecting(
         "/mcp", message, after=0.3, headers=harness.headers()
     )
     assert partial is not None
-    harness.waiting(0)
+    assert [m["method"] for m in messages(partial)] == ["elicitation/create"]
+    harness.waiting(1)
+    stream = partial.body.split(b"\n", 1)[0].removeprefix(b"id: ").split(b"-")[0].decode()
+    resumed = harness.client.submit(
+        "/mcp",
+        b"",
+        method="GET",
+        headers=harness.headers(**{"accept": "text/event-stream", "last-event-id": f"{stream}-0"}),
+    )
+    harness.answer(1, NAME_ANSWER)
+    response = done(resumed)
+    assert [m.get("method") for m in messages(response)] == ["elicitation/create", None]
+    assert final_text(response) == "Hello, Ada!"
 
 
 # --- an interceptor -----------------------------------------------------------------------------

@@ -74,6 +74,7 @@ FIXED_MESSAGES = frozenset(
         "Too many sessions; retry later",
         "Session quota exceeded; end a session or wait for a call to finish",
         "The client did not answer the server's request for input; retry the call",
+        "Last-Event-ID names no event this session can replay from; call again instead",
         "Mcp-Session-Id required; send initialize first",
         "Session not found; initialize a new session",
     }

@@ -832,7 +832,7 @@ def test_a_stream_under_a_plain_disconnect_event_and_posts_during_a_write() -> N
         posted: list[bytes] = []
 
         def post_once(chunk: bytes) -> None:
-            if b"data:" in chunk and not posted:
+            if b"event: message" in chunk and not posted:
                 posted.append(chunk)
                 session.post("second", b'{"n":2}')
 
@@ -848,8 +848,11 @@ def test_a_stream_under_a_plain_disconnect_event_and_posts_during_a_write() -> N
         return stream
 
     stream = asyncio.run(scenario())
-    events = [chunk for chunk in stream.chunks if b"data:" in chunk]
+    events = [chunk for chunk in stream.chunks if b"event: message" in chunk]
     assert stream.status == 200 and len(events) == 2 and stream.chunks[-1] == b""
+    # a 2025-11-25 session's first standalone stream starts with its priming event
+    assert stream.chunks[0] == b"id: 0-0\nretry: 1000\ndata: \n\n"
+    assert [event.split(b"\n")[0] for event in events] == [b"id: 0-1", b"id: 0-2"]
 
 
 def test_an_update_reaches_each_session_still_subscribed() -> None:

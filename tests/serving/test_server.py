@@ -780,3 +780,14 @@ def test_a_configured_copy_shares_the_sessions_and_their_subscriptions() -> None
         subscribe = handshake_request("resources/subscribe", {"uri": "test://doc"})
         assert client.post("/mcp", subscribe, headers=headers).status == 200
         assert original.notify_resource_updated("test://doc") == 1
+
+
+def test_an_event_store_without_an_endpoint_that_keeps_sessions_is_refused() -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        Server(Main, events=mcpkit.MemoryEventStore(Limits()))
+    assert str(caught.value) == (
+        "events: no endpoint keeps 2025 sessions, so no stream is resumable; give an endpoint "
+        "session_revisions or leave events unset"
+    )
+    store = mcpkit.MemoryEventStore(Limits())
+    assert Server(Kept, events=store).engine.pipeline.events is store

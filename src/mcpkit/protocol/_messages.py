@@ -11,6 +11,7 @@ instead of raising.
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from mcpkit.errors import ProtocolError
@@ -39,6 +40,9 @@ _WIDEST: Final = 16 * 1024 * 1024
 _ID_LIMITS: Final = Limits(
     max_response_bytes=_WIDEST, max_string_units=_WIDEST, max_token_units=_WIDEST
 )
+
+
+_EVENT_ID: Final = re.compile(r"[!-~]{1,256}")
 
 
 def result_message(id: str | int, result: JsonObject, *, limits: Limits = DEFAULT_LIMITS) -> bytes:
@@ -75,15 +79,21 @@ def request_message(
     return encode({"jsonrpc": "2.0", "id": id, "method": method, "params": params}, limits=limits)
 
 
-def sse_event(message: bytes) -> bytes:
-    """One Server-Sent Events ``message`` event carrying one written message.
+def sse_event(message: bytes, event_id: str | None = None) -> bytes:
+    """One Server-Sent Events ``message`` event carrying one written message, with its
+    ``id:`` line when ``event_id`` is given (a resumable 2025 session stream).
 
     The codec never writes a line break, so the message fits one ``data:`` line; anything
-    else would split or inject events, and is refused.
+    else would split or inject events, and is refused, as is an id that is not 1 to 256
+    visible ASCII characters.
     """
     if b"\n" in message or b"\r" in message:
         raise ValueError("sse_event: a message must not contain a line break")
-    return _SSE_HEAD + message + _SSE_TAIL
+    if event_id is None:
+        return _SSE_HEAD + message + _SSE_TAIL
+    if _EVENT_ID.fullmatch(event_id) is None:
+        raise ValueError("sse_event: an event id must be 1 to 256 visible ASCII characters")
+    return b"id: " + event_id.encode("ascii") + b"\n" + _SSE_HEAD + message + _SSE_TAIL
 
 
 def _error_head(id: str | int | None) -> bytes:

@@ -3,6 +3,9 @@
 from mcpkit.server._build import EngineSettings as EngineSettings
 from mcpkit.server._build import build_engine as build_engine
 from mcpkit.server._engine import Engine as Engine
+from mcpkit.server._events import EventStore as EventStore
+from mcpkit.server._events import MemoryEventStore as MemoryEventStore
+from mcpkit.server._events import Replay as Replay
 from mcpkit.server._execution import Executor as Executor
 from mcpkit.server._http import HttpEngine as HttpEngine
 from mcpkit.server._http import HttpExchange as HttpExchange
@@ -35,6 +38,7 @@ __all__ = (
     "CorsPolicy",
     "Engine",
     "EngineSettings",
+    "EventStore",
     "Executor",
     "HttpEngine",
     "HttpExchange",
@@ -43,9 +47,11 @@ __all__ = (
     "Keyring",
     "KeyringSnapshot",
     "MemoryBroadcaster",
+    "MemoryEventStore",
     "MemorySessionStore",
     "ProtectionKey",
     "Rejected",
+    "Replay",
     "ResultSanitizer",
     "Session",
     "SessionStore",

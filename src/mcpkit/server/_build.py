@@ -24,6 +24,7 @@ from mcpkit.protocol import DEFAULT_PAGE_SIZE, Catalog
 from mcpkit.schema import EvaluationGate
 from mcpkit.server._call import Runtime
 from mcpkit.server._engine import Engine
+from mcpkit.server._events import EventStore, MemoryEventStore
 from mcpkit.server._execution import Executor
 from mcpkit.server._keyring import Keyring
 from mcpkit.server._operations import METHODS, Operations
@@ -60,6 +61,9 @@ class EngineSettings:
     broadcaster: Broadcaster | None = None
     """The fan-out of resource subscriptions of those sessions; a ``MemoryBroadcaster`` by
     default."""
+    events: EventStore | None = None
+    """Where the events of those sessions' streams are kept for ``Last-Event-ID`` replay; a
+    ``MemoryEventStore`` by default."""
     clock_ns: Callable[[], int] | None = None
     """The clock request state is sealed and opened against (tests inject one)."""
 
@@ -181,6 +185,15 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
             )
     elif broadcaster is None:
         broadcaster = MemoryBroadcaster(limits)
+    events = settings.events
+    if sessions is None:
+        if events is not None:
+            raise ConfigurationError(
+                "events: no endpoint keeps 2025 sessions, so no stream is resumable; give an "
+                "endpoint session_revisions or leave events unset"
+            )
+    elif events is None:
+        events = MemoryEventStore(limits)
     operations = Operations(
         broadcaster=broadcaster,
         protector=protector,
@@ -200,6 +213,7 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
         cors=settings.cors,
         admission=settings.admission,
         sessions=sessions,
+        events=events,
     )
 
 

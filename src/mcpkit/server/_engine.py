@@ -27,6 +27,7 @@ from mcpkit.protocol import (
 )
 from mcpkit.server._call import Runtime
 from mcpkit.server._conversation import STATELESS
+from mcpkit.server._events import EventStore
 from mcpkit.server._http import HttpExchange, HttpRequest
 from mcpkit.server._operations import Operations
 from mcpkit.server._pipeline import Answer, Pipeline
@@ -80,13 +81,16 @@ class Engine:
         cors: CorsPolicy | None,
         admission: AdmissionController | None,
         sessions: SessionStore | None = None,
+        events: EventStore | None = None,
     ) -> None:
         self.registry = registry
         self._runtimes = runtimes
         # Each endpoint's runtime under its exact path, so routing is one dict lookup.
         self._routes = {endpoint.path: runtimes[endpoint.path] for endpoint in registry}
         self.operations = operations
-        self.pipeline = Pipeline(operations, limits=limits, admission=admission, sessions=sessions)
+        self.pipeline = Pipeline(
+            operations, limits=limits, admission=admission, sessions=sessions, events=events
+        )
         self._session_routes = None if sessions is None else SessionRoutes(self.pipeline, limits)
         self._limits = limits
         self._allowed_hosts = allowed_hosts

@@ -429,7 +429,17 @@ class Operations:
                 call, tool, lambda retry, on: self._tool_job(call, plan, row, retry, on, True)
             )
         continuation, retry = settled(tool, row.stateless, call.params) or self._prepare(call, tool)
-        job, ctx = self._tool_job(call, plan, row, retry, continuation, not plan.conditional)
+        # ``_tool_job`` inline: the hot path saves a call
+        ctx = self._context(call, name, retry)
+        features = self._features(call, row, not plan.conditional)
+        info = runtime.endpoint.implementation if row.server_info_meta else None  # _output
+        job = tool_job(
+            ToolCall(
+                tool, ctx, arguments, features, self.gate, self.sanitizer,
+                call.request_id, call.revision, info, self.limits, continuation,
+            ),
+            at_once=plan.at_once,
+        )  # fmt: skip
         return self._run(call, job, ctx)
 
     def _tool_job(
@@ -441,7 +451,8 @@ class Operations:
         continuation: Continuation | None,
         progress: bool,
     ) -> tuple[Job, RequestContext]:
-        """One round's job of a tools/call, and the handler's context."""
+        """One round's job of a 2025 tools/call that asks the client, and the handler's
+        context (``_tools_call`` builds the same inline)."""
         name, arguments = call.args
         ctx = self._context(call, name, retry)
         features = self._features(call, row, progress)

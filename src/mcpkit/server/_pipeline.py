@@ -52,6 +52,7 @@ from mcpkit.protocol import (
 )
 from mcpkit.server._call import Call, Runtime
 from mcpkit.server._conversation import STATELESS, Conversation
+from mcpkit.server._events import EventStore, Journal
 from mcpkit.server._http import HttpRequest
 from mcpkit.server._operations import Operations, read_params
 from mcpkit.server._policy import AdmissionController, AdmissionRequest, Admitted, Rejected
@@ -75,6 +76,7 @@ _EVERYONE: Final = Admitted()  # without an admission controller: anonymous, no 
 _CANCELLED: Final = "notifications/cancelled"
 _SESSION_ID: Final = b"mcp-session-id"
 _SESSION_ID_HEADER: Final = "mcp-session-id"
+_PRIMING: Final = Revision.V2025_11_25  # the revision whose streams start with a priming event
 
 
 class _Unknown(Conversation):
@@ -162,6 +164,10 @@ class Channel(Protocol):
         """The client cancelled the request: end it without an answer (HTTP: the stream ends
         with no result event)."""
 
+    def keep(self, journal: Journal) -> None:
+        """The request is a 2025 session's (HTTP): its stream is resumable through
+        ``journal``, and the client leaving no longer sets ``disconnected``."""
+
 
 class Pipeline:
     """The transport-neutral groups, over the endpoints' runtimes and the operations."""
@@ -173,12 +179,15 @@ class Pipeline:
         limits: Limits,
         admission: AdmissionController | None,
         sessions: SessionStore | None = None,
+        events: EventStore | None = None,
     ) -> None:
         self.operations = operations
         self.limits = limits
         self._admission = admission
         self.sessions = sessions
         """Where 2025 sessions live; ``None`` when no endpoint keeps them."""
+        self.events = events
+        """Where the events of their streams are kept for replay (with ``sessions``)."""
         self.stopping = False
         """Set by a graceful stop: every new request is answered ``Overloaded``."""
 
@@ -263,6 +272,9 @@ class Pipeline:
             tracked: Session | None = None
             stop: _Stop | None = None
             if type(conversation) is Session:  # a cancel can stop it: registered to be found
+                assert self.events is not None  # built with the sessions
+                priming = conversation.revision is _PRIMING
+                channel.keep(Journal(self.events, conversation, priming=priming))
                 tracked, stop = conversation, _Stop(token, channel.disconnected)
                 tracked.begin(request_id, stop, self.limits.max_active_calls_per_session)
             call = Call(
@@ -442,6 +454,7 @@ class Pipeline:
             admitted.authorization, runtime.endpoint.path, selection.revision
         )
         session.remember(info, capabilities)
+        session.events = self.events
         return session
 
     def end(self, session: Session) -> None:

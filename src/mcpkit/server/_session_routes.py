@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import Final, NamedTuple
 
-from mcpkit.errors import ProtocolError
+from mcpkit.errors import ProtocolError, ReplayUnavailable, SessionQuota
 from mcpkit.limits import Limits
 from mcpkit.model import Revision
 from mcpkit.protocol import (
@@ -24,6 +24,7 @@ from mcpkit.protocol import (
     wire_error,
 )
 from mcpkit.server._call import Runtime
+from mcpkit.server._events import Journal, Replay
 from mcpkit.server._http import HttpExchange, HttpRequest, Signal
 from mcpkit.server._pipeline import Pipeline, newest, wire_headers
 from mcpkit.server._policy import Rejected
@@ -33,6 +34,7 @@ from mcpkit.server._stream import SSE_HEADERS, respond
 __all__ = ["Asked", "SessionRoutes"]
 
 _KEEPALIVE: Final = b": keep-alive\n\n"
+_STANDALONE: Final = 0  # the number of a session's standalone stream (``_events``)
 
 
 class Asked(NamedTuple):
@@ -67,10 +69,15 @@ class SessionRoutes:
             await respond(asked.exchange, 204, None, asked.extra)
 
     async def stream(self, asked: Asked, disconnected: asyncio.Event) -> None:
-        """The session's stream: its queued notifications as SSE events, a keep-alive comment
-        after ``stream_keepalive_seconds`` without one, until the session ends, the client
-        leaves or the server stops.  One per session: a second is 409; a client that does not
-        accept ``text/event-stream`` gets 406."""
+        """A ``GET`` stream of the session; a client that does not accept
+        ``text/event-stream`` gets 406.
+
+        Without ``Last-Event-ID``, or with one of the standalone stream's own events, it is the
+        session's standalone stream (one at a time: a second is 409).  With the id of an event
+        of a ``POST``'s stream, it replays what followed that event and then follows the stream
+        until its last event.  An id the session cannot replay from is 400 with the fixed
+        ``ReplayUnavailable``, before any stream starts; past ``max_session_streams`` open
+        streams, 429."""
         exchange, extra = asked.exchange, asked.extra
         if not accepts(asked.fields.get("accept"), json=False):
             await respond(exchange, 406, None, extra)
@@ -78,23 +85,70 @@ class SessionRoutes:
         session = await self._session(asked)
         if session is None:
             return
+        events = self._pipeline.events
+        assert events is not None  # built with the sessions
+        watcher = asyncio.Event()
+        session.watch(watcher)  # before the replay: nothing appended after it is missed
+        try:
+            last = asked.fields.get("last-event-id")
+            replay = None if last is None else events.replay(session.id, last)
+            if last is not None and replay is None:
+                await respond(exchange, 400, error_message(None, ReplayUnavailable()), extra)
+                return
+            if last is not None and replay is not None and replay.stream != _STANDALONE:
+                if session.streams_open >= self._limits.max_session_streams:
+                    status, written = wire_error(SessionQuota(), session.revision)
+                    await respond(exchange, status, error_message(None, written), extra)
+                    return
+                await self._follow(session, replay.stream, last, watcher, asked, disconnected)
+                return
+            await self._standalone(session, replay, asked, disconnected)
+        finally:
+            session.unwatch(watcher)
+
+    async def _standalone(
+        self,
+        session: Session,
+        replay: Replay | None,
+        asked: Asked,
+        disconnected: asyncio.Event,
+    ) -> None:
+        """The session's standalone stream: the events a replay names, then its queued
+        notifications as they come, a keep-alive comment after ``stream_keepalive_seconds``
+        without one, until the session ends, the client leaves or the server stops."""
+        exchange, extra = asked.exchange, asked.extra
         wake = asyncio.Event()
-        if not session.open_stream(wake):
+        if session.streams_open >= self._limits.max_session_streams or not session.open_stream(
+            wake
+        ):
             await respond(exchange, 409, None, extra)
             return
         if isinstance(disconnected, Signal):
             disconnected.add_callback(wake.set)
         self._streams.add(wake)
+        session.streams_open += 1
+        events = self._pipeline.events
+        assert events is not None
+        priming = not session.primed and session.revision is Revision.V2025_11_25
+        session.primed = True
+        journal = Journal(events, session, priming=priming, stream=_STANDALONE)
         try:
             await exchange.start(200, [*SSE_HEADERS, *extra])
-            await self._relay(session, wake, disconnected, exchange)
+            opening = journal.start()
+            if opening:
+                await exchange.write(opening, more=True)
+            for event_id, message in () if replay is None else replay.events:
+                await exchange.write(sse_event(message, event_id), more=True)
+            await self._relay(session, journal, wake, disconnected, exchange)
         finally:
+            session.streams_open -= 1
             self._streams.discard(wake)
             session.close_stream()
 
     async def _relay(
         self,
         session: Session,
+        journal: Journal,
         wake: asyncio.Event,
         disconnected: asyncio.Event,
         exchange: HttpExchange,
@@ -103,7 +157,7 @@ class SessionRoutes:
         while True:
             wake.clear()
             for message in session.take():
-                await exchange.write(sse_event(message), more=True)
+                await exchange.write(journal.event(message), more=True)
             if session.ended or disconnected.is_set() or self._pipeline.stopping:
                 break
             if session.pending:
@@ -113,6 +167,52 @@ class SessionRoutes:
             except TimeoutError:
                 await exchange.write(_KEEPALIVE, more=True)
         await exchange.write(b"", more=False)
+
+    async def _follow(
+        self,
+        session: Session,
+        stream: int,
+        last: str,
+        watcher: asyncio.Event,
+        asked: Asked,
+        disconnected: asyncio.Event,
+    ) -> None:
+        """A ``POST``'s stream resumed after the client's ``last`` event: what followed it,
+        then each new event while its call runs, until its last event (or the session ends,
+        the client leaves, the server stops, or the events it needs are gone)."""
+        exchange = asked.exchange
+        events = self._pipeline.events
+        assert events is not None
+        if isinstance(disconnected, Signal):
+            disconnected.add_callback(watcher.set)
+        self._streams.add(watcher)
+        session.streams_open += 1
+        keepalive = self._limits.stream_keepalive_seconds
+        try:
+            await exchange.start(200, [*SSE_HEADERS, *asked.extra])
+            while True:
+                watcher.clear()
+                # Read before the replay: a stream that had ended then has all of its events
+                # in this replay, its last one included.
+                running = stream in session.running
+                replay = events.replay(session.id, last)
+                if replay is None:
+                    break  # dropped meanwhile: the client's next resume is refused whole
+                for event_id, message in replay.events:
+                    await exchange.write(sse_event(message, event_id), more=True)
+                    last = event_id
+                if not running or session.ended or disconnected.is_set():
+                    break
+                if self._pipeline.stopping:
+                    break
+                try:
+                    await asyncio.wait_for(watcher.wait(), keepalive)
+                except TimeoutError:
+                    await exchange.write(_KEEPALIVE, more=True)
+            await exchange.write(b"", more=False)
+        finally:
+            session.streams_open -= 1
+            self._streams.discard(watcher)
 
     async def _session(self, asked: Asked) -> Session | None:
         """The admitted client's session, or ``None`` once the refusal is written."""

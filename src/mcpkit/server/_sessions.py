@@ -28,6 +28,7 @@ from mcpkit.model import Revision
 from mcpkit.server._conversation import Conversation
 
 if TYPE_CHECKING:
+    from mcpkit.server._events import EventStore
     from mcpkit.server._subscriptions import Broadcaster
 
 __all__ = ["MemorySessionStore", "Session", "SessionStore"]
@@ -45,9 +46,10 @@ class Session(Conversation):
     its ``initialize``, the log level it chose, and its calls in flight."""
 
     __slots__ = (
-        "_calls", "_lock", "_loop", "_outbox", "_wake", "broadcaster", "client_capabilities",
-        "client_info", "created", "ended", "id", "owner", "path", "subscription_bytes",
-        "subscriptions", "touched",
+        "_calls", "_lock", "_loop", "_outbox", "_wake", "_watchers", "broadcaster",
+        "client_capabilities", "client_info", "created", "ended", "events", "id", "owner",
+        "path", "primed", "running", "streams_open", "subscription_bytes", "subscriptions",
+        "touched",
     )  # fmt: skip
 
     def __init__(
@@ -68,6 +70,16 @@ class Session(Conversation):
         self.subscription_bytes = 0
         self.broadcaster: Broadcaster | None = None
         """Set by the first subscription: told when the session ends."""
+        self.events: EventStore | None = None
+        """Where its streams' events are kept for replay (set when it opens): told when the
+        session ends."""
+        self.running: set[int] = set()
+        """Its streams still being written (a call runs): a resumed one follows them."""
+        self.primed = False
+        """Whether its standalone ``GET`` stream has opened (only the first is primed)."""
+        self.streams_open = 0
+        """``GET`` streams open now (``max_session_streams``)."""
+        self._watchers: set[asyncio.Event] = set()  # resumed streams, woken by every event
         # Notifications for the GET stream, at most one per key (an update per URI), in order.
         self._outbox: dict[str, bytes] = {}
         self._lock = threading.Lock()
@@ -117,7 +129,23 @@ class Session(Conversation):
         self.hang_up()
         if self.broadcaster is not None:
             self.broadcaster.forget(self)
+        if self.events is not None:
+            self.events.forget(self.id)
+        self.appended()  # resumed streams see the end
         self._signal()
+
+    # --- resumable streams (on the loop) ----------------------------------------------------
+
+    def appended(self) -> None:
+        """One of the session's streams has a new event, or ended: wake the resumed ones."""
+        for watcher in self._watchers:
+            watcher.set()
+
+    def watch(self, watcher: asyncio.Event) -> None:
+        self._watchers.add(watcher)
+
+    def unwatch(self, watcher: asyncio.Event) -> None:
+        self._watchers.discard(watcher)
 
     # --- the GET stream ---------------------------------------------------------------------
 

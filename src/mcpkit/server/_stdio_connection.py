@@ -35,6 +35,7 @@ from mcpkit.protocol import (
 from mcpkit.server._call import Runtime
 from mcpkit.server._conversation import Conversation
 from mcpkit.server._engine import Engine
+from mcpkit.server._events import Journal
 from mcpkit.server._http import Signal, Writer
 from mcpkit.server._pipeline import notified
 
@@ -272,6 +273,9 @@ class _Line:
 
     def header(self, name: bytes, value: bytes) -> None:  # pragma: no cover - no sessions here
         """stdio has no headers (and no sessions: the process is the conversation)."""
+
+    def keep(self, journal: Journal) -> None:  # pragma: no cover - no sessions here
+        """stdio has no streams to resume (the process is the conversation)."""
 
     async def abandon(self) -> None:  # pragma: no cover - stdio requests are never tracked
         """A cancelled request writes nothing: ``cancel`` settled it."""

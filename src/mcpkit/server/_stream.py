@@ -29,6 +29,7 @@ from threading import get_ident
 from typing import Final, TypeVar
 
 from mcpkit.protocol import Envelope, sse_event
+from mcpkit.server._events import Journal
 from mcpkit.server._http import HttpExchange, Signal
 
 __all__ = ["JSON_HEADERS", "RETRY_AFTER", "SSE_HEADERS", "Responder", "base_headers", "respond"]
@@ -56,8 +57,9 @@ class Responder:
     """Writes one response through ``exchange``; see the module docstring."""
 
     __slots__ = (
-        "_budget", "_closed", "_committed", "_drainer", "_exchange", "_extra", "_loop",
-        "_pending", "_queued", "_room", "_stopping", "_thread", "_wake", "disconnected",
+        "_budget", "_closed", "_committed", "_drainer", "_exchange", "_extra", "_journal",
+        "_loop", "_pending", "_queued", "_room", "_stopping", "_thread", "_wake",
+        "disconnected",
     )  # fmt: skip
 
     _wake: asyncio.Event
@@ -84,6 +86,7 @@ class Responder:
         self._room: threading.Condition | None = None  # made by the first notification
         self._drainer: asyncio.Task[None] | None = None  # started by the first notification
         self._stopping = False
+        self._journal: Journal | None = None  # a 2025 session's request: resumable
 
     def notify(self, message: bytes) -> None:
         """Queue a notification message; callable from any thread (see the module docstring
@@ -155,14 +158,27 @@ class Responder:
             self._queued = max(self._queued - size, 0)
             room.notify_all()
 
+    async def _commit(self) -> None:
+        """Start the event stream (with its priming event, when it is resumable)."""
+        self._committed = True
+        await self._exchange.start(200, [*SSE_HEADERS, *self._extra])
+        journal = self._journal
+        if journal is not None:
+            opening = journal.start()
+            if opening:
+                await self._exchange.write(opening, more=True)
+
+    def _event(self, message: bytes) -> bytes:
+        journal = self._journal
+        return sse_event(message) if journal is None else journal.event(message)
+
     async def _drain(self) -> None:
         pending = self._pending
         while pending:
             message = pending.popleft()
             if not self._committed:
-                self._committed = True
-                await self._exchange.start(200, [*SSE_HEADERS, *self._extra])
-            await self._exchange.write(sse_event(message), more=True)
+                await self._commit()
+            await self._exchange.write(self._event(message), more=True)
             self._written(len(message))
             if pending:
                 # One turn of the loop between writes: a write that found the connection
@@ -186,6 +202,20 @@ class Responder:
     def header(self, name: bytes, value: bytes) -> None:
         self._extra = (*self._extra, (name, value))
 
+    def _end_journal(self) -> None:
+        """A resumable stream has its last event: streams that follow it end."""
+        if self._journal is not None:
+            self._journal.close()
+
+    def keep(self, journal: Journal) -> None:
+        """The request is a 2025 session's: its events go through ``journal`` (kept for
+        replay, written with ids), and the client leaving no longer stops it -- a 2025 client
+        cancels with ``notifications/cancelled``, and may resume the stream with
+        ``Last-Event-ID``.  From now on ``disconnected`` is set only by such a stop; writes to a
+        client that left are dropped by the transport."""
+        self._journal = journal
+        self.disconnected = Signal()
+
     async def abandon(self) -> None:
         """End the response with no answer (the client cancelled the request): a committed
         stream ends after what was queued, without a result event; an uncommitted response
@@ -196,6 +226,7 @@ class Responder:
         if not self._committed:
             await self._exchange.start(200, [*SSE_HEADERS, *self._extra])
         await self._exchange.write(b"", more=False)
+        self._end_journal()
 
     async def run(self, work: Awaitable[T], token: object = None) -> T:
         """Await ``work``; the notifications it queues meanwhile are written in order by a
@@ -210,6 +241,8 @@ class Responder:
             self.close()
             if self._drainer is not None:
                 await self._stop(self._drainer)
+            if self.disconnected.is_set():
+                self._end_journal()  # stopped: no answer follows (else ``finish`` ends it)
             raise
         except BaseException:
             # This request's own task is being cancelled (a server shutting down): nothing
@@ -217,6 +250,7 @@ class Responder:
             self.close()
             if self._drainer is not None:
                 self._drainer.cancel()
+            self._end_journal()
             raise
         if self._drainer is not None:
             await self._stop(self._drainer)
@@ -245,7 +279,10 @@ class Responder:
             await self._stop(self._drainer)  # what was queued before the end is written first
         exchange = self._exchange
         if self._committed:
-            await exchange.write(sse_event(message), more=False)
+            try:
+                await exchange.write(self._event(message), more=False)
+            finally:
+                self._end_journal()
             return
         # ``respond``'s JSON body, without a coroutine of its own: every request ends here
         await exchange.start(status, _json_headers(status, message, self._extra))

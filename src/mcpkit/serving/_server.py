@@ -29,6 +29,7 @@ from mcpkit.server import (
     CorsPolicy,
     Engine,
     EngineSettings,
+    EventStore,
     Interceptor,
     Keyring,
     ResultSanitizer,
@@ -168,6 +169,7 @@ class Server:
         keyring: Keyring | None = None,
         sessions: SessionStore | None = None,
         broadcaster: Broadcaster | None = None,
+        events: EventStore | None = None,
         loop: EventLoop = "asyncio",
         drain_seconds: float = 30.0,
     ) -> None:
@@ -189,6 +191,7 @@ class Server:
             keyring=keyring,
             sessions=sessions,
             broadcaster=broadcaster,
+            events=events,
         )
         self._build(
             registry,
@@ -234,7 +237,7 @@ class Server:
     ) -> Server:
         """The same server on another address, loop or drain budget (what ``mcpkit serve
         --host/--port/--loop/--drain`` uses), with a new engine (the port is one of its
-        settings) over the same session store and broadcaster: an application that calls
+        settings) over the same session and event stores and broadcaster: an application that calls
         ``notify_resource_updated`` on this server reaches the sessions of the new one."""
         now = self._settings
         host = now.host if host is None else host
@@ -256,6 +259,7 @@ class Server:
                     port=port or None,
                     sessions=self.engine.pipeline.sessions,
                     broadcaster=self.engine.broadcaster,
+                    events=self.engine.pipeline.events,
                 ),
             ),
         )

@@ -253,7 +253,18 @@ class TestClient:
     async def _abandoned(
         self, scope: Message, body: bytes, after: float | threading.Event
     ) -> TestResponse | None:
-        cycle = await self._drive(scope, _Cycle(body), after)
+        """What arrived by the time the client left (or the response completed).  The app may
+        go on after the client left (a 2025 session's call does: leaving is not cancelling);
+        it runs on in the background until it ends or the client is closed."""
+        cycle = _Cycle(body)
+        app = asyncio.ensure_future(self._drive(scope, cycle, after))
+        ended = asyncio.ensure_future(cycle.ended())
+        await asyncio.wait((app, ended), return_when=asyncio.FIRST_COMPLETED)
+        ended.cancel()
+        if app.done():
+            app.result()  # the app's own failure is the test's
+        else:
+            app.add_done_callback(_retrieve)
         return cycle.response or cycle.partial
 
     async def _drive(
@@ -309,6 +320,10 @@ class _Cycle:
     def leave(self) -> None:
         self._gone = True
         self._ended.set()
+
+    async def ended(self) -> None:
+        """Until the response is complete or the client has left."""
+        await self._ended.wait()
 
     async def receive(self) -> Message:
         if self._body is not None:
@@ -381,6 +396,13 @@ class _Lifespan:
             self._from_app.put_nowait(None)
 
 
+def _retrieve(task: asyncio.Future[_Cycle]) -> None:
+    """Mark a background app's outcome retrieved (a cancelled or failed app after its client
+    left has nobody to tell)."""
+    if not task.cancelled():
+        task.exception()
+
+
 async def _leave(cycle: _Cycle, after: float | threading.Event) -> None:
     if isinstance(after, threading.Event):
         # Polled: waiting on it in a thread could outlive the client.
@@ -433,7 +455,8 @@ def _request(
 
 
 def _sse_data(stream: bytes) -> list[bytes]:
-    """The ``data`` of every event of a complete SSE stream, in order (WHATWG SSE rules)."""
+    """The ``data`` of every event of a complete SSE stream, in order (WHATWG SSE rules: an
+    event with empty data, such as a priming event, is not dispatched)."""
     events: list[bytes] = []
     data: list[bytes] = []
     for line in stream.splitlines(keepends=True):
@@ -442,7 +465,9 @@ def _sse_data(stream: bytes) -> list[bytes]:
         text = line.rstrip(b"\r\n")
         if not text:
             if data:
-                events.append(b"\n".join(data))
+                joined = b"\n".join(data)
+                if joined:
+                    events.append(joined)
                 data = []
             continue
         field, _, value = text.partition(b":")

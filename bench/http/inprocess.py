@@ -6,7 +6,7 @@ It measures what the HTTP benchmark measures (the server's CPU for one request o
 stack) with none of the noise of a shared machine's network and load generator, so a change on
 the hot path can be judged in seconds; ``--profile`` prints where the time goes.
 
-    python -m bench.http.inprocess [--app mcpkit|ceiling] [--variant async|def|tools101]
+    python -m bench.http.inprocess [--app mcpkit|ceiling] [--variant async|def|tools101|session]
         [--rev 2026-07-28|2025-11-25] [--method tools/call|tools/list] [-n 20000]
         [--loop asyncio|uvloop] [--protocol guarded|plain] [--profile | --opcodes]
 
@@ -44,8 +44,9 @@ if TYPE_CHECKING:
 HERE = Path(__file__).resolve().parent
 
 
-def _load(app: str, variant: str) -> tuple[Any, Limits]:
-    """The ASGI app and the limits its server enforces."""
+def _load(app: str, variant: str) -> tuple[Any, Limits, str]:
+    """The ASGI app, the limits its server enforces, and (``session`` variant) the id of a
+    2025-11-25 session opened in it for the requests to name."""
     os.environ["BENCH_VARIANT"] = variant
     name = "app_mcpkit" if app == "mcpkit" else "app_ceiling"
     spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
@@ -54,11 +55,18 @@ def _load(app: str, variant: str) -> tuple[Any, Limits]:
     sys.modules[name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     if app == "mcpkit":
-        return module.server.asgi(), module.server.engine.limits
-    return module.app, DEFAULT_LIMITS
+        server = module.server
+        session_id = ""
+        if variant == "session":
+            from mcpkit import Revision
+
+            store = server.engine.pipeline.sessions
+            session_id = store.create(None, "/mcp", Revision.V2025_11_25).id
+        return server.asgi(), server.engine.limits, session_id
+    return module.app, DEFAULT_LIMITS, ""
 
 
-def _request(rev: str, method: str) -> bytes:
+def _request(rev: str, method: str, session_id: str = "") -> bytes:
     modern = rev == "2026-07-28"
     params: dict[str, object] = {}
     if method == "tools/call":
@@ -81,6 +89,8 @@ def _request(rev: str, method: str) -> bytes:
         headers.append(f"Mcp-Method: {method}")
         if method == "tools/call":
             headers.append("Mcp-Name: add")
+    if session_id:
+        headers.append(f"Mcp-Session-Id: {session_id}")
     headers.append(f"Content-Length: {len(body)}")
     return ("\r\n".join(headers) + "\r\n\r\n").encode() + body
 
@@ -219,7 +229,9 @@ def _opcodes(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--app", choices=("mcpkit", "ceiling"), default="mcpkit")
-    parser.add_argument("--variant", choices=("async", "def", "tools101"), default="async")
+    parser.add_argument(
+        "--variant", choices=("async", "def", "tools101", "session"), default="async"
+    )
     parser.add_argument("--rev", choices=("2026-07-28", "2025-11-25"), default="2026-07-28")
     parser.add_argument("--method", choices=("tools/call", "tools/list"), default="tools/call")
     parser.add_argument("-n", type=int, default=20000)
@@ -233,10 +245,12 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    app, limits = _load(args.app, args.variant)
+    app, limits, session_id = _load(args.app, args.variant)
+    if session_id and args.rev != "2025-11-25":
+        raise SystemExit("--variant session needs --rev 2025-11-25")
     protocol = args.protocol or ("guarded" if args.app == "mcpkit" else "plain")
     protocol_class = _protocol_class(protocol, limits)
-    raw = _request(args.rev, args.method)
+    raw = _request(args.rev, args.method, session_id)
     warm_up = _drive(app, raw, min(args.n, 2000), protocol_class)  # memos, pools, caches
     _run(args.loop, warm_up)
     if args.opcodes:

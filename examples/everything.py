@@ -174,10 +174,17 @@ def _form(message: str, fields: Mapping[str, object]) -> dict[str, object]:
     }
 
 
-def _described(answer: ElicitationResponse) -> str:
-    """How the elicitation tools report an answer: the action and the content as JSON."""
+def _ask_form(
+    ctx: RequestContext, key: str, message: str, fields: Mapping[str, object], done: str
+) -> CompleteResult | InputRequiredResult:
+    """Ask for the form ``fields`` under ``key``; once answered, report the action and the
+    content as JSON after ``done``."""
+    answer = ctx.elicitation(key)
+    if answer is None:
+        return InputRequiredResult(input_requests={key: _form(message, fields)})
     content = {} if answer.content is None else answer.content
-    return f"action={answer.action}, content={encode(from_python(content)).decode('utf-8')}"
+    json = encode(from_python(content)).decode("utf-8")
+    return CompleteResult.from_tool_text(f"{done}: action={answer.action}, content={json}")
 
 
 USER_FIELDS: Final = {
@@ -576,10 +583,7 @@ class Everything:
     def elicitation(
         self, ctx: RequestContext, message: Annotated[str, Arg(description="What to ask")]
     ) -> CompleteResult | InputRequiredResult:
-        answer = ctx.elicitation("user")
-        if answer is None:
-            return InputRequiredResult(input_requests={"user": _form(message, USER_FIELDS)})
-        return CompleteResult.from_tool_text(f"User response: {_described(answer)}")
+        return _ask_form(ctx, "user", message, USER_FIELDS, "User response")
 
     @tool(
         name="test_elicitation_sep1034_defaults",
@@ -587,11 +591,8 @@ class Everything:
         input_requests=[InputRequestDeclaration.elicitation_form()],
     )
     def elicitation_defaults(self, ctx: RequestContext) -> CompleteResult | InputRequiredResult:
-        answer = ctx.elicitation("defaults")
-        if answer is None:
-            request = _form("Please review your details", DEFAULT_FIELDS)
-            return InputRequiredResult(input_requests={"defaults": request})
-        return CompleteResult.from_tool_text(f"Elicitation completed: {_described(answer)}")
+        review = "Please review your details"
+        return _ask_form(ctx, "defaults", review, DEFAULT_FIELDS, "Elicitation completed")
 
     @tool(
         name="test_elicitation_sep1330_enums",
@@ -599,11 +600,7 @@ class Everything:
         input_requests=[InputRequestDeclaration.elicitation_form()],
     )
     def elicitation_enums(self, ctx: RequestContext) -> CompleteResult | InputRequiredResult:
-        answer = ctx.elicitation("choices")
-        if answer is None:
-            request = _form("Please choose", ENUM_FIELDS)
-            return InputRequiredResult(input_requests={"choices": request})
-        return CompleteResult.from_tool_text(f"Elicitation completed: {_described(answer)}")
+        return _ask_form(ctx, "choices", "Please choose", ENUM_FIELDS, "Elicitation completed")
 
     @tool(
         name="test_input_required_result_capabilities",

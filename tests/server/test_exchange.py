@@ -219,7 +219,7 @@ class Harness:
     def __init__(self, limits: Limits | None = None, **options: Any) -> None:
         self.limits = limits or Limits()
         self.store = MemorySessionStore(self.limits)
-        server = Server(
+        self.client_server = server = Server(
             [Asking],
             limits=self.limits,
             sessions=self.store,
@@ -688,77 +688,100 @@ def test_an_interceptor_wraps_every_round() -> None:
 # --- stdio ------------------------------------------------------------------------------------
 
 
-def test_stdio_asks_on_stdout_and_reads_the_answer_from_stdin() -> None:
-    connection = Server([Asking], keyring=KEYRING).stdio_connection("/mcp")
-    written: list[bytes] = []
+class Stdio:
+    """A stdio connection to ``Asking`` driven line by line, and everything it wrote."""
 
-    async def write(message: bytes) -> None:
-        written.append(message)
+    def __init__(self) -> None:
+        self.connection = Server([Asking], keyring=KEYRING).stdio_connection("/mcp")
+        self.written: list[bytes] = []
+
+    async def write(self, message: bytes) -> None:
+        self.written.append(message)
+
+    async def send(self, message: Mapping[str, object]) -> None:
+        await self.connection.receive(json.dumps(message).encode(), self.write)
+
+    def start(self, message: Mapping[str, object]) -> asyncio.Task[None]:
+        return asyncio.create_task(self.send(message))
+
+    async def initialize(self, capabilities: Mapping[str, object]) -> None:
+        init = {"protocolVersion": NOVEMBER.wire, "capabilities": dict(capabilities)}
+        await self.send(handshake_request("initialize", init))
+        self.written.clear()
+
+    async def written_at_least(self, count: int) -> None:
+        while len(self.written) < count:
+            await asyncio.sleep(0.005)
+
+    def last(self) -> Any:
+        return json.loads(self.written[-1])
+
+
+def test_stdio_asks_on_stdout_and_reads_the_answer_from_stdin() -> None:
+    stdio = Stdio()
 
     async def scenario() -> None:
-        init = {
-            "protocolVersion": NOVEMBER.wire,
-            "capabilities": {"elicitation": {}},
-            "clientInfo": {"name": "c", "version": "1"},
-        }
-        await connection.receive(json.dumps(handshake_request("initialize", init)).encode(), write)
-        written.clear()
-        call = handshake_request("tools/call", {"name": "greet", "arguments": {}}, id=5)
-        task = asyncio.create_task(connection.receive(json.dumps(call).encode(), write))
-        while not written:
-            await asyncio.sleep(0.005)
-        asked = json.loads(written[0])
+        await stdio.initialize({"elicitation": {}})
+        task = stdio.start(
+            handshake_request("tools/call", {"name": "greet", "arguments": {}}, id=5)
+        )
+        await stdio.written_at_least(1)
+        asked = json.loads(stdio.written[0])
         assert asked["method"] == "elicitation/create" and asked["id"] == 1
-        answer = {"jsonrpc": "2.0", "id": 1, "result": NAME_ANSWER}
-        await connection.receive(json.dumps(answer).encode(), write)
+        await stdio.send({"jsonrpc": "2.0", "id": 1, "result": NAME_ANSWER})
         await asyncio.wait_for(task, WAIT)
-        last = json.loads(written[-1])
-        assert last["id"] == 5
-        assert last["result"]["content"][0]["text"] == "Hello, Ada!"
+        assert stdio.last()["id"] == 5
+        assert stdio.last()["result"]["content"][0]["text"] == "Hello, Ada!"
 
     asyncio.run(asyncio.wait_for(scenario(), 2 * WAIT))
 
 
 def test_stdio_answers_arrive_even_when_the_connection_is_full() -> None:
     """A client's answer is taken even on a line refused for the transport's bound."""
-    connection = Server([Asking], keyring=KEYRING).stdio_connection("/mcp")
-    written: list[bytes] = []
-
-    async def write(message: bytes) -> None:
-        written.append(message)
+    stdio = Stdio()
 
     async def scenario() -> None:
-        init = {"protocolVersion": NOVEMBER.wire, "capabilities": {"roots": {}}}
-        await connection.receive(json.dumps(handshake_request("initialize", init)).encode(), write)
-        written.clear()
-        read = handshake_request("resources/read", {"uri": "test://roots"}, id=5)
-        task = asyncio.create_task(connection.receive(json.dumps(read).encode(), write))
-        while not written:
-            await asyncio.sleep(0.005)
+        await stdio.initialize({"roots": {}})
+        task = stdio.start(handshake_request("resources/read", {"uri": "test://roots"}, id=5))
+        await stdio.written_at_least(1)
         answer = {"jsonrpc": "2.0", "id": 1, "result": {"roots": []}}
-        await connection.refuse_overloaded(json.dumps(answer).encode(), write)
+        await stdio.connection.refuse_overloaded(json.dumps(answer).encode(), stdio.write)
         await asyncio.wait_for(task, WAIT)
-        assert json.loads(written[-1])["result"]["contents"][0]["text"] == ""
+        assert stdio.last()["result"]["contents"][0]["text"] == ""
 
     asyncio.run(asyncio.wait_for(scenario(), 2 * WAIT))
 
 
 def test_stdio_shutdown_fails_the_waits() -> None:
-    connection = Server([Asking], keyring=KEYRING).stdio_connection("/mcp")
-    written: list[bytes] = []
-
-    async def write(message: bytes) -> None:
-        written.append(message)
+    stdio = Stdio()
 
     async def scenario() -> None:
-        init = {"protocolVersion": NOVEMBER.wire, "capabilities": {"roots": {}}}
-        await connection.receive(json.dumps(handshake_request("initialize", init)).encode(), write)
-        read = handshake_request("resources/read", {"uri": "test://roots"}, id=5)
-        task = asyncio.create_task(connection.receive(json.dumps(read).encode(), write))
-        while len(written) < 2:
-            await asyncio.sleep(0.005)
-        assert await connection.shutdown(write) == 1
+        await stdio.initialize({"roots": {}})
+        task = stdio.start(handshake_request("resources/read", {"uri": "test://roots"}, id=5))
+        await stdio.written_at_least(1)
+        assert await stdio.connection.shutdown(stdio.write) == 1
         await asyncio.wait_for(task, WAIT)
-        assert json.loads(written[-1])["error"]["code"] == -32603
+        assert stdio.last()["error"]["code"] == -32603
 
     asyncio.run(asyncio.wait_for(scenario(), 2 * WAIT))
+
+
+# --- a server that stops -------------------------------------------------------------------
+
+
+def test_a_drain_stops_the_calls_waiting_for_their_client_with_the_overload_error(
+    harness: Harness,
+) -> None:
+    """A call waiting for its client's answer holds no slot, but it is a call the drain
+    waits for: when the drain starts it ends with the overload error in its stream (its next
+    round would be refused anyway), and a new call's wait is refused the same way."""
+    harness.open()
+    pending = harness.call("greet")
+    harness.waiting(1)
+    engine = harness.client_server.engine
+    loop = harness.client._running_loop()
+    drained = asyncio.run_coroutine_threadsafe(engine.drain(WAIT), loop)
+    error = final(done(pending))["error"]
+    assert error == {"code": -32603, "message": "Server overloaded; retry later"}
+    assert drained.result(WAIT) == 0  # nothing was left to cut off
+    harness.waiting(0)

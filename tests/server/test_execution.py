@@ -904,3 +904,30 @@ def test_a_slot_handed_over_after_the_deadline_passed_is_overloaded(executor: Ex
 
     run(main)
     assert calls == []
+
+
+def test_outside_waits_count_for_a_drain_and_end_when_it_starts() -> None:
+    """``outside`` awaits work without a slot: the result when it completes, a drain that
+    starts stops it with ``Overloaded`` (and a new one is refused while draining), and a
+    cancel of the caller is a cancel, not an overload."""
+    ex = Executor(slots=1, queue=0)
+
+    async def scenario() -> None:
+        assert await ex.outside(lambda: asyncio.sleep(0, "done")) == "done"
+        forever = asyncio.ensure_future(ex.outside(asyncio.Event().wait))
+        await asyncio.sleep(0.01)
+        assert ex.calls == 1
+        cancelled = asyncio.ensure_future(ex.outside(asyncio.Event().wait))
+        await asyncio.sleep(0.01)
+        cancelled.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await cancelled
+        assert await ex.drain(1.0) == 0
+        with pytest.raises(Overloaded):
+            await forever
+        with pytest.raises(Overloaded):
+            await ex.outside(lambda: asyncio.sleep(0))
+        assert ex.calls == 0
+
+    asyncio.run(scenario())
+    ex.shutdown()

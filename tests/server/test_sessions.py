@@ -864,3 +864,68 @@ def test_an_update_reaches_each_session_still_subscribed() -> None:
     broadcaster.unsubscribe(first, "test://doc")
     assert broadcaster.resource_updated("test://doc") == 1 and len(broadcaster) == 1
     assert first.take() == second.take()[:1] and len(second.take()) == 0
+
+
+# --- resources/list_changed ----------------------------------------------------------------
+
+
+@mcpkit.endpoint(
+    path="/listed",
+    name="listed",
+    version="1.0.0",
+    revisions={JUNE, NOVEMBER, MODERN},
+    session_revisions={NOVEMBER},
+)
+class Listed:
+    @mcpkit.resource_list()
+    def pages(self, ctx: RequestContext, cursor: str | None) -> mcpkit.ResourceListPage:
+        return mcpkit.ResourceListPage(resources=())
+
+
+def test_a_resource_list_handler_may_change_its_list_and_sessions_are_told() -> None:
+    """With a resource list handler the resources an endpoint lists can change: on its session
+    revisions ``resources`` advertises ``listChanged``, and ``notify_resource_list_changed``
+    queues ``notifications/resources/list_changed`` on every session of the endpoint (once,
+    however often it changes before the stream writes it)."""
+    server = Server([Listed, Sessions])
+    endpoint = server.registry.endpoint_for_path("/listed")
+    assert endpoint is not None
+    assert endpoint.capabilities(NOVEMBER)["resources"] == {"subscribe": True, "listChanged": True}
+    assert endpoint.capabilities(JUNE)["resources"] == {}  # no session there: nothing to tell
+    assert endpoint.capabilities(MODERN)["resources"] == {}
+    # an endpoint whose resources are all registered never changes them
+    fixed = server.registry.endpoint_for_path("/mcp")
+    assert fixed is not None and fixed.capabilities(NOVEMBER)["resources"] == {"subscribe": True}
+    with TestClient(server) as client:
+        listed = initialize(client, "/listed")
+        other = initialize(client)
+        assert server.notify_resource_list_changed() == 1
+        assert server.notify_resource_list_changed("/listed") == 1
+        assert server.notify_resource_list_changed("/mcp") == 0
+        headers = {"mcp-session-id": listed, "accept": "text/event-stream"}
+        stream = client.submit("/listed", b"", method="GET", headers=headers)
+        threading.Event().wait(0.2)
+        client.post("/listed", b"", method="DELETE", headers={"mcp-session-id": listed})
+        received = stream.result(WAIT)
+        assert received.messages == (
+            {"jsonrpc": "2.0", "method": "notifications/resources/list_changed", "params": {}},
+        )
+        end(client, other)
+        assert server.notify_resource_list_changed() == 0  # ended sessions are not told
+
+
+def test_notify_resource_list_changed_names_a_served_path() -> None:
+    server = Server([Listed, Sessions])
+    with pytest.raises(mcpkit.ConfigurationError) as caught:
+        server.notify_resource_list_changed("/nowhere")
+    assert str(caught.value) == ("notify_resource_list_changed: no endpoint is served at that path")
+    with pytest.raises(TypeError):
+        server.notify_resource_list_changed(7)  # type: ignore[arg-type]
+
+
+def test_without_sessions_nothing_is_told_and_forgetting_a_stranger_does_nothing() -> None:
+    assert Server(Stateless).notify_resource_list_changed() == 0
+    broadcaster = MemoryBroadcaster(Limits())
+    stranger = Session("x", None, "/mcp", NOVEMBER, 0.0)
+    broadcaster.forget(stranger)  # never joined, never subscribed
+    assert broadcaster.resource_list_changed("/mcp") == 0

@@ -77,8 +77,10 @@ def _view(
     ``resources``: an exact resource, a template or the resource list handler), and
     ``completions`` when a prompt or template selecting it has a completion handler.  Each is
     ``{}``, except that ``resources`` is ``{"subscribe": true}`` on a revision the endpoint keeps
-    2025 sessions on (``sessions``): an endpoint never changes, so ``listChanged`` is never
-    promised, and MCP logging and the tasks extension are not part of an endpoint's
+    2025 sessions on (``sessions``), with ``"listChanged": true`` there when a resource list
+    handler answers ``resources/list`` (the one list the application may change: its sessions
+    are told with ``Server.notify_resource_list_changed``); the registered tools, prompts and
+    resources never change, and MCP logging and the tasks extension are not part of an endpoint's
     registrations (the server adds them if it ever offers them).  The member names are the same
     on all three revisions.
     """
@@ -99,7 +101,12 @@ def _view(
         capabilities["prompts"] = {}
     if selected or resource_list is not None:
         # a 2025 session may subscribe to them (``resources/subscribe``)
-        capabilities["resources"] = {"subscribe": True} if sessions else {}
+        promised: dict[str, object] = {}
+        if sessions:
+            promised["subscribe"] = True
+            if resource_list is not None:
+                promised["listChanged"] = True
+        capabilities["resources"] = promised
     if completions:
         capabilities["completions"] = {}
     return _View(

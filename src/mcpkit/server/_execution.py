@@ -26,10 +26,10 @@ import functools
 import inspect
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextvars import copy_context
 from types import CoroutineType
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from mcpkit.errors import (
     Cancelled,
@@ -42,6 +42,8 @@ from mcpkit.errors import (
 from mcpkit.model import CancellationToken
 from mcpkit.server._http import Signal
 from mcpkit.server._workers import Workers
+
+T = TypeVar("T")
 
 __all__ = ["Executor"]
 
@@ -72,8 +74,19 @@ class Executor:
     """
 
     __slots__ = (
-        "_active", "_calls", "_closed", "_draining", "_lock", "_pool", "_prefix", "_queue",
-        "_running", "_slots", "_stopped", "_waiters",
+        "_active",
+        "_calls",
+        "_closed",
+        "_draining",
+        "_holding",
+        "_lock",
+        "_pool",
+        "_prefix",
+        "_queue",
+        "_running",
+        "_slots",
+        "_stopped",
+        "_waiters",
     )  # fmt: skip
 
     def __init__(
@@ -91,6 +104,7 @@ class Executor:
         self._closed = False
         self._draining = False  # refuse new calls; queued and running ones go on
         self._stopped = _Stop()  # set when a drain's budget is spent: stop every waiter
+        self._holding = _Stop()  # set when a drain starts: stop every ``outside`` wait
         self._calls = 0  # callers waiting in ``run`` (queued or running), for ``drain``
         self._prefix = thread_name_prefix
         self._pool = Workers(slots, thread_name_prefix)
@@ -157,6 +171,31 @@ class Executor:
         finally:
             self._calls -= 1
 
+    async def outside(self, work: Callable[[], Awaitable[T]]) -> T:
+        """Await ``work()`` without a slot (a 2025 call waiting for its client's answers),
+        counted among the calls a drain waits for.  Nothing a drain would refuse at its next
+        round is left waiting: when a drain starts (or has started) it is stopped, and the
+        caller gets ``Overloaded``."""
+        holding = self._holding
+        if self._closed or self._draining:
+            raise Overloaded()
+        task = asyncio.ensure_future(work())
+
+        def wake() -> None:
+            task.cancel()
+
+        holding.wakers.add(wake)
+        self._calls += 1
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if holding.flag:
+                raise Overloaded() from None
+            raise
+        finally:
+            self._calls -= 1
+            holding.wakers.discard(wake)
+
     async def in_pool(self, call: Callable[[], object]) -> object:
         """Run ``call`` in the handler pool from work that already holds a slot (an
         interceptor's ``proceed()``).  If the awaiting task is cancelled, it still waits for
@@ -180,6 +219,7 @@ class Executor:
         with self._lock:
             self._draining = False
             self._stopped = _Stop()
+            self._holding = _Stop()
             if not self._closed:
                 return
             self._pool = Workers(self._slots, self._prefix)
@@ -194,6 +234,7 @@ class Executor:
         work really exits).  Returns how many calls were stopped.  The pool keeps running:
         ``shutdown`` ends it."""
         self._draining = True
+        self._holding.set()
         loop = asyncio.get_running_loop()
         end = loop.time() + budget
         while self._calls and loop.time() < end and not hurry():

@@ -7,6 +7,7 @@ response, or raises the ``ProtocolError`` to write instead.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
@@ -199,13 +200,16 @@ class Operations:
                 log.error("mcpkit: an operation asked for input past max_request_state_rounds")
                 raise InternalError()
             asked += 1
-            responses = await ask(
-                exchange,
-                inquiry.requests,
-                send=call.notify,
-                revision=call.revision,
-                stopped=call.disconnected,
-                limits=limits,
+            responses = await self.executor.outside(
+                functools.partial(
+                    ask,
+                    exchange,
+                    inquiry.requests,
+                    send=call.notify,
+                    revision=call.revision,
+                    stopped=call.disconnected,
+                    limits=limits,
+                )
             )
             retry = Retry(responses, inquiry.request_state, inquiry.framework_state)
             call = call._replace(deadline=loop.time() + limits.request_timeout_seconds)

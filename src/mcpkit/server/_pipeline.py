@@ -455,6 +455,9 @@ class Pipeline:
         )
         session.remember(info, capabilities)
         session.events = self.events
+        broadcaster = self.operations.broadcaster
+        assert broadcaster is not None  # built with the sessions
+        broadcaster.join(session)
         return session
 
     def end(self, session: Session) -> None:

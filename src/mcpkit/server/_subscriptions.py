@@ -1,5 +1,8 @@
 """Resource subscriptions of 2025 sessions, and the change notifications delivered to them.
 
+Every session joins its endpoint's audience when it opens: ``Server.notify_resource_list_changed``
+queues ``notifications/resources/list_changed`` on each (at most one queued per session).
+
 ``resources/subscribe`` adds a URI to a session's subscriptions; when the application calls
 ``Server.notify_resource_updated(uri)`` the ``Broadcaster`` queues
 ``notifications/resources/updated`` on every session subscribed to it, and the session's
@@ -25,6 +28,7 @@ from mcpkit.server._sessions import Session
 __all__ = ["Broadcaster", "MemoryBroadcaster"]
 
 _UPDATED: Final = "notifications/resources/updated"
+_LIST_CHANGED: Final = "notifications/resources/list_changed"
 
 
 class Broadcaster(Protocol):
@@ -37,8 +41,15 @@ class Broadcaster(Protocol):
     def unsubscribe(self, session: Session, uri: str) -> None:
         """Remove ``uri`` from ``session``'s subscriptions; not subscribed: nothing happens."""
 
+    def join(self, session: Session) -> None:
+        """A session opened: it is told when its endpoint's resource list changes."""
+
     def forget(self, session: Session) -> None:
-        """The session ended: drop its subscriptions."""
+        """The session ended: drop its subscriptions and its place in the audience."""
+
+    def resource_list_changed(self, path: str) -> int:
+        """Queue ``notifications/resources/list_changed`` for every session of the endpoint at
+        ``path``; returns how many.  Callable from any thread."""
 
     def resource_updated(self, uri: str) -> int:
         """Queue ``notifications/resources/updated`` for every session subscribed to
@@ -52,6 +63,7 @@ class MemoryBroadcaster:
         self._limits = limits
         self._lock = threading.Lock()  # notify_resource_updated may come from worker threads
         self._by_uri: dict[str, set[Session]] = {}
+        self._by_path: dict[str, set[Session]] = {}  # bounded by the sessions themselves
         self._count = 0
 
     def __len__(self) -> int:
@@ -79,10 +91,30 @@ class MemoryBroadcaster:
         with self._lock:
             self._drop(session, uri)
 
+    def join(self, session: Session) -> None:
+        with self._lock:
+            session.broadcaster = self
+            self._by_path.setdefault(session.path, set()).add(session)
+
     def forget(self, session: Session) -> None:
         with self._lock:
             for uri in list(session.subscriptions):
                 self._drop(session, uri)
+            audience = self._by_path.get(session.path)
+            if audience is not None:
+                audience.discard(session)
+                if not audience:
+                    del self._by_path[session.path]
+
+    def resource_list_changed(self, path: str) -> int:
+        with self._lock:
+            sessions = tuple(self._by_path.get(path, ()))
+        if not sessions:
+            return 0
+        message = notification_message(_LIST_CHANGED, JsonObject(), limits=self._limits)
+        for session in sessions:
+            session.post(_LIST_CHANGED, message)
+        return len(sessions)
 
     def resource_updated(self, uri: str) -> int:
         with self._lock:

@@ -265,6 +265,30 @@ class Server:
         )
         return server
 
+    def notify_resource_list_changed(self, path: str | None = None) -> int:
+        """Tell the 2025 sessions of the endpoint at ``path`` (every endpoint when ``None``)
+        that its resource list changed: ``notifications/resources/list_changed`` on each one's
+        ``GET`` stream, queued until the stream opens (one at a time).  Only a resource list
+        handler's answer can change, so only such endpoints promise ``listChanged``; returns
+        how many sessions were told; callable from any thread."""
+        if path is not None and not isinstance(path, str):
+            raise TypeError("notify_resource_list_changed: path must be a str or None")
+        endpoints = list(self.registry)
+        if path is not None:
+            endpoints = [e for e in endpoints if e.path == path]
+            if not endpoints:
+                raise ConfigurationError(
+                    "notify_resource_list_changed: no endpoint is served at that path"
+                )
+        broadcaster = self.engine.broadcaster
+        if broadcaster is None:
+            return 0
+        return sum(
+            broadcaster.resource_list_changed(endpoint.path)
+            for endpoint in endpoints
+            if any(endpoint.resource_list_for(revision) for revision in endpoint.session_revisions)
+        )
+
     def notify_resource_updated(self, uri: str) -> int:
         """Tell the 2025 sessions subscribed to ``uri`` (``resources/subscribe``) that the
         resource changed: ``notifications/resources/updated`` on each one's ``GET`` stream,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import binascii
+import contextlib
 import re
 import threading
 import urllib.parse
@@ -399,7 +400,7 @@ class _Lifespan:
 def _retrieve(task: asyncio.Future[_Cycle]) -> None:
     """Mark a background app's outcome retrieved (a cancelled or failed app after its client
     left has nobody to tell)."""
-    if not task.cancelled():
+    with contextlib.suppress(asyncio.CancelledError):  # a cancelled one has nothing to tell
         task.exception()
 
 

@@ -63,3 +63,11 @@ def test_june_2025_implementation_is_reduced() -> None:
         True,
         True,
     ]
+
+
+def test_elicitation_mode_exists_from_november_2025_on() -> None:
+    assert [profile(r).elicitation_mode for r in (JUNE, NOVEMBER, MODERN)] == [False, True, True]
+
+
+def test_only_november_2025_streams_start_with_a_priming_event() -> None:
+    assert [profile(r).priming_event for r in (JUNE, NOVEMBER, MODERN)] == [False, True, False]

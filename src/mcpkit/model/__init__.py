@@ -46,6 +46,7 @@ from mcpkit.model._input import InputRequestDeclaration as InputRequestDeclarati
 from mcpkit.model._input import InputRequestKind as InputRequestKind
 from mcpkit.model._input import RequestStateMode as RequestStateMode
 from mcpkit.model._input import Requirement as Requirement
+from mcpkit.model._input import asks_for_input as asks_for_input
 from mcpkit.model._input import missing_capabilities as missing_capabilities
 from mcpkit.model._input_responses import ElicitationResponse as ElicitationResponse
 from mcpkit.model._input_responses import ElicitationValue as ElicitationValue
@@ -153,6 +154,7 @@ __all__ = (
     "Unset",
     "UriParam",
     "UriTemplate",
+    "asks_for_input",
     "check_input_responses",
     "check_no_overlaps",
     "endpoint",

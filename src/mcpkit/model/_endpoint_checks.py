@@ -30,7 +30,7 @@ from typing import Final, TypeVar
 
 from mcpkit.errors import ConfigurationError, InvalidValueError
 from mcpkit.json import JsonObject, string
-from mcpkit.model._input import RequestStateMode
+from mcpkit.model._input import asks_for_input
 from mcpkit.model._prompts import PromptRegistration
 from mcpkit.model._resources import ResourceListRegistration, ResourceRegistration
 from mcpkit.model._revision import Revision, wires
@@ -163,7 +163,7 @@ def check_input_sessions(
     endpoint keeps sessions: a 2025 client is asked within its session, and a stateless 2025
     request has nobody to ask."""
     for operation in operations:
-        if not operation.declared_kinds and operation.request_state_mode is RequestStateMode.NONE:
+        if not asks_for_input(operation):
             continue
         stateless = {
             revision

@@ -20,7 +20,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Protocol
 
 from mcpkit.errors import ConfigurationError, InvalidValueError
 from mcpkit.json import JsonObject
@@ -30,6 +30,7 @@ __all__ = [
     "InputRequestKind",
     "RequestStateMode",
     "Requirement",
+    "asks_for_input",
     "missing_capabilities",
 ]
 
@@ -213,3 +214,22 @@ class RequestStateMode(enum.Enum):
     """The application supplies JSON (``InputRequiredResult.framework_state``); the framework
     seals it and hands the verified value back on the retry
     (``RequestContext.framework_state``), so the server needs protection keys."""
+
+
+class _Declaring(Protocol):
+    """A tool, prompt or resource registration, as far as multi-round input goes."""
+
+    @property
+    def declared_kinds(self) -> frozenset[InputRequestKind]: ...
+
+    @property
+    def request_state_mode(self) -> RequestStateMode: ...
+
+
+def asks_for_input(operation: _Declaring) -> bool:
+    """Whether ``operation`` may answer with an input-required result: it declares an input
+    request or a request state mode.  (On 2026-07-28 the client then retries; in a 2025 session
+    the server asks the client itself, so such an operation needs a session there.)"""
+    return bool(operation.declared_kinds) or (
+        operation.request_state_mode is not RequestStateMode.NONE
+    )

@@ -71,6 +71,13 @@ class RevisionProfile:
     invalid_arguments_as_tool_error: bool
     """Arguments that fail the tool's input schema or binding are an ``isError`` tool result
     (2025-11-25 on, SEP-1303) rather than JSON-RPC -32602 (2025-06-18)."""
+    elicitation_mode: bool
+    """``elicitation/create`` params carry ``mode`` (``form`` or ``url``; 2025-11-25 on);
+    2025-06-18 knows form elicitation only, without ``mode``."""
+    priming_event: bool
+    """A session's event stream starts with a priming event (its id, ``retry:`` and empty
+    data) so a client can resume it from the start (2025-11-25, SEP-1699); 2025-06-18 has no
+    such event and 2026-07-28 no resumable streams."""
 
 
 _JUNE_2025: Final = RevisionProfile(
@@ -88,6 +95,8 @@ _JUNE_2025: Final = RevisionProfile(
     catalog_order=CatalogOrder.CANONICAL,
     resource_not_found_code=-32002,
     invalid_arguments_as_tool_error=False,
+    elicitation_mode=False,
+    priming_event=False,
 )
 # Each later row is the row before it plus what its revision changed.
 _NOVEMBER_2025: Final = replace(
@@ -96,6 +105,8 @@ _NOVEMBER_2025: Final = replace(
     icons=True,
     full_implementation=True,
     invalid_arguments_as_tool_error=True,
+    elicitation_mode=True,
+    priming_event=True,
 )
 _JULY_2026: Final = replace(
     _NOVEMBER_2025,
@@ -107,6 +118,7 @@ _JULY_2026: Final = replace(
     server_info_meta=True,
     catalog_order=CatalogOrder.REGISTRATION,
     resource_not_found_code=-32602,
+    priming_event=False,
 )
 
 _TABLE: Final = MappingProxyType(

@@ -10,9 +10,16 @@ from types import MappingProxyType
 from typing import Any, NamedTuple, TypeAlias
 
 from mcpkit.json import JsonObject
-from mcpkit.model import CachePolicy, CancellationToken, Endpoint, Revision, ToolRegistration
+from mcpkit.model import (
+    CachePolicy,
+    CancellationToken,
+    Endpoint,
+    Revision,
+    ToolRegistration,
+    asks_for_input,
+)
 from mcpkit.protocol import Catalog, RequestMeta
-from mcpkit.server._continuation import asks, has_conditional
+from mcpkit.server._continuation import has_conditional
 from mcpkit.server._conversation import Conversation
 from mcpkit.server._http import HttpRequest
 
@@ -50,7 +57,7 @@ class ToolPlan(NamedTuple):
     at_once: bool
     """The handler never suspends: the job runs inline (``Runtime.at_once``)."""
     asks: bool
-    """``asks(tool)``: it may need the client's input, which a 2025 call asks for itself."""
+    """``asks_for_input(tool)``: in a 2025 session the server asks the client itself."""
 
 
 _Plans: TypeAlias = "Mapping[Revision, Mapping[str, ToolPlan]]"
@@ -67,7 +74,7 @@ def _tool_plans(endpoint: Endpoint, at_once: frozenset[Callable[..., object]]) -
                     bool(tool.input_schema.headers),
                     has_conditional(tool),
                     tool.handler in at_once,
-                    asks(tool),
+                    asks_for_input(tool),
                 )
                 for tool in endpoint.tools_for(revision)
             }

@@ -43,7 +43,6 @@ __all__ = [
     "Declaring",
     "Inquiry",
     "Retry",
-    "asks",
     "has_conditional",
     "prepare",
     "settled",
@@ -309,14 +308,6 @@ def _state(result: InputRequiredResult, continuation: Continuation, limits: Limi
         binding=binding,
         request_id=request_id,
         previous=continuation.opened,
-    )
-
-
-def asks(registration: Declaring) -> bool:
-    """Whether the operation may return an input-required result (it declares input requests
-    or a state mode): on a 2025 conversation the framework then runs it round by round."""
-    return bool(registration.declared_kinds) or (
-        registration.request_state_mode is not RequestStateMode.NONE
     )
 
 

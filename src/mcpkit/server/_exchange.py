@@ -25,12 +25,11 @@ from mcpkit.errors import InputUnavailable, InvalidParams, SessionQuota
 from mcpkit.json import JsonObject, JsonValue
 from mcpkit.limits import Limits
 from mcpkit.model import Revision, check_input_responses
-from mcpkit.protocol import request_message
+from mcpkit.protocol import profile, request_message
 
 __all__ = ["Exchange", "ask"]
 
 _FORM: Final = "form"
-_JUNE: Final = Revision.V2025_06_18
 
 
 class Exchange:
@@ -65,31 +64,31 @@ class Exchange:
         if type(request_id) is not int:  # the server's ids are ints: nothing else is waiting
             return
         answer = self._waiting.pop(request_id, None)
-        if answer is not None and not answer.done():
+        if answer is not None:  # (a waiting future is never done: an answer pops its own)
             answer.set_result(message)
 
     def withdraw(self, request_id: int) -> None:
         """Stop waiting for ``request_id`` (answered, timed out, or the call ended)."""
         answer = self._waiting.pop(request_id, None)
-        if answer is not None and not answer.done():
+        if answer is not None:
             answer.cancel()
 
     def close(self) -> None:
         """The conversation ended: nothing will be answered."""
         waiting, self._waiting = self._waiting, {}
         for answer in waiting.values():
-            answer.cancel()  # (every future still waiting is undone: an answer pops its own)
+            answer.cancel()
 
 
 def _wire(request: Mapping[str, JsonValue], revision: Revision) -> tuple[str, JsonObject]:
-    """The method and params of one input request as ``revision`` writes them: 2025-06-18 has
-    no elicitation ``mode`` (form is all it knows)."""
+    """The method and params of one input request as ``revision`` writes them: without the
+    elicitation ``mode`` where it has none (form is all it knows)."""
     method = request["method"]
     assert isinstance(method, str)  # InputRequiredResult checked the shape
     params = request.get("params")
     if not isinstance(params, JsonObject):
         params = JsonObject()
-    if revision is _JUNE and params.get("mode") == _FORM:
+    if not profile(revision).elicitation_mode and params.get("mode") == _FORM:
         params = JsonObject({name: value for name, value in params.items() if name != "mode"})
     return method, params
 
@@ -109,7 +108,8 @@ async def ask(
     ``send`` writes one message on the call's stream.  A client that answers with an error or
     with a result of the wrong shape, or does not answer all within
     ``client_request_timeout_seconds``, fails the call with ``InputUnavailable``; so does a
-    call that stops (``stopped``: the client left or cancelled it) -- nothing is written then.
+    call that stops (``stopped``: a cancel, or the end of the session) -- nothing is written
+    then.
     """
     opened = exchange.open(len(requests))  # nothing is sent when not all of them may wait
     try:
@@ -117,8 +117,7 @@ async def ask(
             method, params = _wire(request, revision)
             send(request_message(request_id, method, params, limits=limits))
         answers = [answer for _, answer in opened]
-        if answers:
-            await _all_or_stop(answers, stopped, limits.client_request_timeout_seconds)
+        await _all_or_stop(answers, stopped, limits.client_request_timeout_seconds)
         results: dict[str, JsonValue] = {}
         for key, answer in zip(requests, answers, strict=True):
             result = answer.result().get("result")

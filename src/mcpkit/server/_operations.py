@@ -35,6 +35,7 @@ from mcpkit.model import (
     RequestLogger,
     ResourceListPage,
     Revision,
+    asks_for_input,
     missing_capabilities,
     server_context,
 )
@@ -59,7 +60,6 @@ from mcpkit.server._continuation import (
     Declaring,
     Inquiry,
     Retry,
-    asks,
     has_conditional,
     prepare,
     settled,
@@ -200,17 +200,19 @@ class Operations:
                 log.error("mcpkit: an operation asked for input past max_request_state_rounds")
                 raise InternalError()
             asked += 1
-            responses = await self.executor.outside(
-                functools.partial(
-                    ask,
-                    exchange,
-                    inquiry.requests,
-                    send=call.notify,
-                    revision=call.revision,
-                    stopped=call.disconnected,
-                    limits=limits,
+            responses = None  # a round with state only runs again at once, as a 2026 retry
+            if inquiry.requests:
+                responses = await self.executor.outside(
+                    functools.partial(
+                        ask,
+                        exchange,
+                        inquiry.requests,
+                        send=call.notify,
+                        revision=call.revision,
+                        stopped=call.disconnected,
+                        limits=limits,
+                    )
                 )
-            )
             retry = Retry(responses, inquiry.request_state, inquiry.framework_state)
             call = call._replace(deadline=loop.time() + limits.request_timeout_seconds)
 
@@ -495,7 +497,7 @@ class Operations:
             )
             return job, ctx
 
-        if not row.stateless and asks(prompt):
+        if not row.stateless and asks_for_input(prompt):
             return await self._rounds(call, prompt, lambda retry, on: job_for(retry, on, True))
         continuation, retry = settled(prompt, row.stateless, call.params) or self._prepare(
             call, prompt
@@ -534,7 +536,7 @@ class Operations:
             return job, ctx
 
         try:
-            if not row.stateless and asks(resource):
+            if not row.stateless and asks_for_input(resource):
                 # (2025 results carry no cache hints: nothing to make private)
                 return await self._rounds(
                     call, resource, lambda retry, on: job_for(retry, on, True)

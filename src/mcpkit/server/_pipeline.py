@@ -74,9 +74,8 @@ log = logging.getLogger("mcpkit.server")
 _NO_PARAMS: Final = JsonObject()
 _EVERYONE: Final = Admitted()  # without an admission controller: anonymous, no partition
 _CANCELLED: Final = "notifications/cancelled"
-_SESSION_ID: Final = b"mcp-session-id"
 _SESSION_ID_HEADER: Final = "mcp-session-id"
-_PRIMING: Final = Revision.V2025_11_25  # the revision whose streams start with a priming event
+_SESSION_ID: Final = _SESSION_ID_HEADER.encode("ascii")
 
 
 class _Unknown(Conversation):
@@ -221,7 +220,7 @@ class Pipeline:
                     if not runtime.sessions or headers.get(_SESSION_ID_HEADER) is None:
                         await channel.accepted()  # no session: nothing was asked
                         return
-                    answering = await self._answering(runtime, headers, channel, http)
+                    answering = await self._answering(runtime, envelope, headers, channel, http)
                     if answering is None:
                         return
                     conversation = answering
@@ -273,7 +272,7 @@ class Pipeline:
             stop: _Stop | None = None
             if type(conversation) is Session:  # a cancel can stop it: registered to be found
                 assert self.events is not None  # built with the sessions
-                priming = conversation.revision is _PRIMING
+                priming = profile(revision).priming_event
                 channel.keep(Journal(self.events, conversation, priming=priming))
                 tracked, stop = conversation, _Stop(token, channel.disconnected)
                 tracked.begin(request_id, stop, self.limits.max_active_calls_per_session)
@@ -386,6 +385,7 @@ class Pipeline:
     async def _answering(
         self,
         runtime: Runtime,
+        envelope: Envelope,
         headers: HeaderFields,
         channel: Channel,
         http: HttpRequest | None,
@@ -399,7 +399,7 @@ class Pipeline:
             raise SessionNotFound()
         decision = await self.admit(runtime, revision, "", True, http)
         if isinstance(decision, Rejected):
-            await channel.refuse(decision.status, None, wire_headers(decision))
+            await _refuse(channel, decision, envelope)
             return None
         return self.bound(conversation, runtime, revision, decision)
 

@@ -19,6 +19,7 @@ from mcpkit.protocol import (
     HeaderFields,
     accepts,
     error_message,
+    profile,
     select_handshake,
     sse_event,
     wire_error,
@@ -54,6 +55,8 @@ class SessionRoutes:
     def __init__(self, pipeline: Pipeline, limits: Limits) -> None:
         self._pipeline = pipeline
         self._limits = limits
+        assert pipeline.events is not None  # built with the sessions
+        self._events = pipeline.events
         self._streams: set[asyncio.Event] = set()
 
     def wake_all(self) -> None:
@@ -85,26 +88,21 @@ class SessionRoutes:
         session = await self._session(asked)
         if session is None:
             return
-        events = self._pipeline.events
-        assert events is not None  # built with the sessions
-        watcher = asyncio.Event()
-        session.watch(watcher)  # before the replay: nothing appended after it is missed
-        try:
-            last = asked.fields.get("last-event-id")
-            replay = None if last is None else events.replay(session.id, last)
-            if last is not None and replay is None:
+        last = asked.fields.get("last-event-id")
+        replay = None
+        if last is not None:
+            replay = self._events.replay(session.id, last)
+            if replay is None:
                 await respond(exchange, 400, error_message(None, ReplayUnavailable()), extra)
                 return
-            if last is not None and replay is not None and replay.stream != _STANDALONE:
+            if replay.stream != _STANDALONE:
                 if session.streams_open >= self._limits.max_session_streams:
                     status, written = wire_error(SessionQuota(), session.revision)
                     await respond(exchange, status, error_message(None, written), extra)
                     return
-                await self._follow(session, replay.stream, last, watcher, asked, disconnected)
+                await self._follow(session, replay.stream, last, asked, disconnected)
                 return
-            await self._standalone(session, replay, asked, disconnected)
-        finally:
-            session.unwatch(watcher)
+        await self._standalone(session, replay, asked, disconnected)
 
     async def _standalone(
         self,
@@ -127,11 +125,10 @@ class SessionRoutes:
             disconnected.add_callback(wake.set)
         self._streams.add(wake)
         session.streams_open += 1
-        events = self._pipeline.events
-        assert events is not None
-        priming = not session.primed and session.revision is Revision.V2025_11_25
+        assert session.revision is not None  # a session is opened on its revision
+        priming = not session.primed and profile(session.revision).priming_event
         session.primed = True
-        journal = Journal(events, session, priming=priming, stream=_STANDALONE)
+        journal = Journal(self._events, session, priming=priming, stream=_STANDALONE)
         try:
             await exchange.start(200, [*SSE_HEADERS, *extra])
             opening = journal.start()
@@ -173,7 +170,6 @@ class SessionRoutes:
         session: Session,
         stream: int,
         last: str,
-        watcher: asyncio.Event,
         asked: Asked,
         disconnected: asyncio.Event,
     ) -> None:
@@ -181,8 +177,9 @@ class SessionRoutes:
         then each new event while its call runs, until its last event (or the session ends,
         the client leaves, the server stops, or the events it needs are gone)."""
         exchange = asked.exchange
-        events = self._pipeline.events
-        assert events is not None
+        events = self._events
+        watcher = asyncio.Event()
+        session.watch(watcher)  # before the first replay below: no event after it is missed
         if isinstance(disconnected, Signal):
             disconnected.add_callback(watcher.set)
         self._streams.add(watcher)
@@ -213,6 +210,7 @@ class SessionRoutes:
         finally:
             session.streams_open -= 1
             self._streams.discard(watcher)
+            session.unwatch(watcher)
 
     async def _session(self, asked: Asked) -> Session | None:
         """The admitted client's session, or ``None`` once the refusal is written."""

@@ -83,6 +83,7 @@ bench-http: venv
 	bash bench/http/setup.sh
 	$(PY) -m bench.http.run
 	$(PY) -m bench.http.sessions
+	$(PY) -m bench.http.listens
 
 # 200,000 tools/call against one mcpkit server: RSS, file descriptors and threads must not grow.
 soak: venv

@@ -19,7 +19,11 @@ and retries (the request-state ones seal their state with a development keyring)
 session the framework sends the requests to the client on the call's stream and runs the handler
 again with the answers.
 ``touch_watched_resource`` (not a conformance fixture) publishes an update of
-``test://watched-resource`` to the sessions subscribed to it.
+``test://watched-resource`` to the sessions subscribed to it and the listen streams following
+it.  ``test_trigger_tool_change`` and ``test_trigger_prompt_change`` change the catalog while
+the server runs (they swap in the endpoint with ``test_dynamic_tool`` or
+``test_dynamic_prompt`` added, or taken out again), so that the clients listening on
+2026-07-28 (``subscriptions/listen``) and the 2025 sessions' ``GET`` streams are told.
 Resources: ``test://static-text``, ``test://static-binary``, ``test://watched-resource`` and the
 template ``test://template/{id}/data``.  Prompts: ``test_simple_prompt``,
 ``test_prompt_with_arguments`` (with completion of ``arg1``),
@@ -29,8 +33,6 @@ Fixtures left out, because they need features mcpkit does not have yet:
 
 * ``test_reconnection``: resumable SSE streams (event ids, ``retry``, ``Last-Event-ID``) are
   not supported.
-* ``test_trigger_tool_change`` and ``test_trigger_prompt_change``: endpoints are immutable and
-  never advertise ``listChanged``; ``subscriptions/listen`` streams are another issue.
 * the tasks extension tools (``greet``, ``slow_compute``, ``failing_job``,
   ``protocol_error_job``, ``confirm_delete``, ``multi_input``, ``test_tool_with_task``): tasks
   are another issue.
@@ -60,6 +62,7 @@ from mcpkit import (
     CorsPolicy,
     ElicitationResponse,
     EmbeddedResource,
+    Endpoint,
     EndpointRegistry,
     ImageContent,
     InputRequestDeclaration,
@@ -69,6 +72,7 @@ from mcpkit import (
     InvalidValueError,
     InvocationFeatures,
     Keyring,
+    Lease,
     MissingClientCapability,
     ProgressReporter,
     PromptMessage,
@@ -81,6 +85,7 @@ from mcpkit import (
     Role,
     SamplingResponse,
     Server,
+    SubscriptionRequest,
     TextContent,
     TextResourceContents,
     ToolArguments,
@@ -316,6 +321,8 @@ def _image() -> ImageContent:
     revisions={Revision.V2025_06_18, Revision.V2025_11_25, Revision.V2026_07_28},
     # 2025 clients get a session (Mcp-Session-Id); 2026-07-28 stays stateless at the same URL
     session_revisions={Revision.V2025_06_18, Revision.V2025_11_25},
+    # 2026-07-28 clients hear of changes on subscriptions/listen streams
+    listen=True,
     title="mcpkit conformance fixture",
     description="Every fixture of the MCP conformance suite that mcpkit serves",
 )
@@ -557,6 +564,33 @@ class Everything:
         server.notify_resource_updated("test://watched-resource")
         return CompleteResult.from_tool_text("Subscribers of test://watched-resource notified")
 
+    @tool(
+        name="test_trigger_tool_change",
+        description="Adds test_dynamic_tool to the catalog, or takes it out again",
+    )
+    def trigger_tool_change(self) -> CompleteResult:
+        # A def handler runs in a worker thread: the new catalog is built here, off the loop.
+        current = _current()
+        present = any(tool.name == DYNAMIC_TOOL.name for tool in current.tools)
+        tools = [tool for tool in current.tools if tool.name != DYNAMIC_TOOL.name]
+        if not present:
+            tools = sorted((*tools, DYNAMIC_TOOL), key=lambda tool: tool.name)
+        server.swap(current.replace(tools=tools))
+        return CompleteResult.from_tool_text("The tool list changed")
+
+    @tool(
+        name="test_trigger_prompt_change",
+        description="Adds test_dynamic_prompt to the catalog, or takes it out again",
+    )
+    def trigger_prompt_change(self) -> CompleteResult:
+        current = _current()
+        present = any(prompt.name == DYNAMIC_PROMPT.name for prompt in current.prompts)
+        prompts = [prompt for prompt in current.prompts if prompt.name != DYNAMIC_PROMPT.name]
+        if not present:
+            prompts.append(DYNAMIC_PROMPT)
+        server.swap(current.replace(prompts=prompts))
+        return CompleteResult.from_tool_text("The prompt list changed")
+
     # --- the 2025 client requests of the conformance suite --------------------------------
     # Written once, as 2026-07-28 multi-round input: on a 2025 session the framework sends
     # the request to the client on the call's stream and runs the handler again with the
@@ -779,10 +813,53 @@ JSON_SCHEMA_TOOL: Final = ToolRegistration.authored(
     description="Tool with JSON Schema 2020-12 features",
 )
 
+
+@endpoint(
+    path="/mcp",
+    name="mcpkit-everything",
+    version=__version__,
+    revisions={Revision.V2025_06_18, Revision.V2025_11_25, Revision.V2026_07_28},
+)
+class _Dynamic:
+    """What the trigger tools add to the catalog and take out again (never served alone)."""
+
+    @tool(name="test_dynamic_tool", description="A tool that comes and goes")
+    def dynamic_tool(self) -> CompleteResult:
+        return CompleteResult.from_tool_text("Here for now")
+
+    @prompt(name="test_dynamic_prompt", description="A prompt that comes and goes")
+    def dynamic_prompt(self) -> PromptOutput:
+        text = TextContent(text="Here for now")
+        return PromptOutput(messages=(PromptMessage(role=Role.USER, content=text),))
+
+
+DYNAMIC_TOOL: Final = EndpointRegistry.from_classes(_Dynamic).endpoints[0].tools[0]
+DYNAMIC_PROMPT: Final = EndpointRegistry.from_classes(_Dynamic).endpoints[0].prompts[0]
+
+
+def _current() -> Endpoint:
+    """The endpoint served at ``/mcp`` now (the trigger tools swap it)."""
+    found = server.registry.endpoint_for_path("/mcp")
+    assert found is not None
+    return found
+
+
+def grant_listen(request: SubscriptionRequest) -> Lease:
+    """Every listen is granted for a minute at a time, then checked again: this fixture serves
+    loopback clients only.  A production authorizer looks at ``request.identity`` (what
+    admission established) and the resources in ``request.notifications``."""
+    return Lease(60.0)
+
+
 _decorated = EndpointRegistry.from_classes(Everything).endpoints[0]
 registry = EndpointRegistry.from_endpoints(
     [_decorated.replace(tools=sorted((*_decorated.tools, JSON_SCHEMA_TOOL), key=lambda t: t.name))]
 )
 # Sealed request state needs keys.  Development keys live in this process only (the server logs a
 # warning saying so); a production server loads a Keyring of operator-generated keys instead.
-server = Server(registry, cors=CorsPolicy.loopback(), keyring=Keyring.development_ephemeral())
+server = Server(
+    registry,
+    cors=CorsPolicy.loopback(),
+    keyring=Keyring.development_ephemeral(),
+    subscription_authorizer=grant_listen,
+)

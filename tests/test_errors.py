@@ -83,6 +83,13 @@ WIRE_TABLE: dict[type[ProtocolError], tuple[int, int, str, type[MCPKitError]]] =
         "Session not found; initialize a new session",
         ProtocolError,
     ),
+    errors.ListenQuota: (
+        -31999,
+        429,
+        "Too many listen streams open; end one before listening again",
+        errors.RateLimited,
+    ),
+    errors.SubscriptionDenied: (-31997, 403, "Subscription not authorized", ProtocolError),
 }
 
 WIRE_CLASSES = list(WIRE_TABLE)

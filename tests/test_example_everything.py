@@ -103,6 +103,8 @@ TOOLS = {
     "test_tool_with_progress": ALL,
     "test_x_mcp_header": frozenset({MODERN}),
     "touch_watched_resource": ALL,
+    "test_trigger_tool_change": ALL,
+    "test_trigger_prompt_change": ALL,
 }
 PROMPTS = (
     "test_input_required_result_prompt",
@@ -268,11 +270,14 @@ def test_every_fixture_is_listed_with_its_revisions() -> None:
         assert len(ENDPOINT.prompts_for(revision)) == 5
         assert len(ENDPOINT.resources_for(revision)) == 3
     for revision in Revision:
-        # the 2025 revisions keep sessions, which may subscribe to resources
-        resources = {"subscribe": True} if revision in ENDPOINT.session_revisions else {}
+        # every revision hears of changes: the 2025 ones in sessions (their GET streams),
+        # 2026-07-28 on subscriptions/listen streams
         assert ENDPOINT.capabilities(revision) == {
-            "tools": {}, "prompts": {}, "resources": resources, "completions": {},
-        }  # fmt: skip
+            "tools": {"listChanged": True},
+            "prompts": {"listChanged": True},
+            "resources": {"subscribe": True, "listChanged": True},
+            "completions": {},
+        }
 
 
 def test_resources_declare_their_media_types() -> None:

@@ -6,7 +6,8 @@
 * ``async``: ``add`` is an ``async def`` handler (run on the event loop);
 * ``tools101``: ``def add`` plus 100 filler tools of the same shape (101 in all), served with a
   page size of 128 so that one ``tools/list`` returns the whole catalog, as the peers do;
-* ``session``: ``async def add``, and 2025-11-25 kept in sessions (``Mcp-Session-Id``).
+* ``session``: ``async def add``, and 2025-11-25 kept in sessions (``Mcp-Session-Id``);
+* ``listen``: ``async def add``, and ``subscriptions/listen`` served (every listen granted).
 
 Every variant serves 2026-07-28 and 2025-11-25 on ``/mcp``.  Run it the way users do:
 ``BENCH_VARIANT=async mcpkit serve bench/http/app_mcpkit.py --port 8201`` (embedded uvicorn,
@@ -55,14 +56,18 @@ def _filler(index: int) -> Callable[..., Sum]:
 
 
 def _endpoint_class(variant: str) -> type:
-    handler: Callable[..., Any] = _add_async if variant in ("async", "session") else _add_def
+    handler: Callable[..., Any] = (
+        _add_async if variant in ("async", "session", "listen") else _add_def
+    )
     namespace: dict[str, Any] = {
         "add": mcpkit.tool(name="add", description="Add two integers.")(handler)
     }
     if variant == "tools101":
         namespace.update({f"tool_{i:03d}": _filler(i) for i in range(FILLER_TOOLS)})
-    elif variant not in ("def", "async", "session"):
-        raise SystemExit(f"BENCH_VARIANT must be def, async, tools101 or session, not {variant!r}")
+    elif variant not in ("def", "async", "session", "listen"):
+        raise SystemExit(
+            f"BENCH_VARIANT must be def, async, tools101, session or listen, not {variant!r}"
+        )
     cls = type(f"Bench_{variant}", (), namespace)
     sessions = {Revision.V2025_11_25} if variant == "session" else set()
     decorate = mcpkit.endpoint(
@@ -71,8 +76,17 @@ def _endpoint_class(variant: str) -> type:
         version="0.0.1",
         revisions=REVISIONS,
         session_revisions=sessions,
+        listen=variant == "listen",
     )
     return decorate(cls)
 
 
-server = mcpkit.Server(_endpoint_class(VARIANT), page_size=128)
+def _grant(request: mcpkit.SubscriptionRequest) -> mcpkit.Lease:
+    return mcpkit.Lease(60.0)
+
+
+server = mcpkit.Server(
+    _endpoint_class(VARIANT),
+    page_size=128,
+    subscription_authorizer=_grant if VARIANT == "listen" else None,
+)

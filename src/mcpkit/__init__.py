@@ -19,6 +19,7 @@ from mcpkit.errors import InternalError as InternalError
 from mcpkit.errors import InvalidParams as InvalidParams
 from mcpkit.errors import InvalidRequest as InvalidRequest
 from mcpkit.errors import InvalidValueError as InvalidValueError
+from mcpkit.errors import ListenQuota as ListenQuota
 from mcpkit.errors import MCPKitError as MCPKitError
 from mcpkit.errors import MethodNotFound as MethodNotFound
 from mcpkit.errors import MissingClientCapability as MissingClientCapability
@@ -36,6 +37,7 @@ from mcpkit.errors import SchemaError as SchemaError
 from mcpkit.errors import SessionNotFound as SessionNotFound
 from mcpkit.errors import SessionQuota as SessionQuota
 from mcpkit.errors import SessionRequired as SessionRequired
+from mcpkit.errors import SubscriptionDenied as SubscriptionDenied
 from mcpkit.errors import TooManySessions as TooManySessions
 from mcpkit.errors import UnsupportedProtocolVersion as UnsupportedProtocolVersion
 from mcpkit.limits import DEFAULT_LIMITS as DEFAULT_LIMITS
@@ -110,10 +112,14 @@ if _TYPE_CHECKING:
     from mcpkit.server import AdmissionRequest as AdmissionRequest
     from mcpkit.server import Admitted as Admitted
     from mcpkit.server import Broadcaster as Broadcaster
+    from mcpkit.server import Change as Change
+    from mcpkit.server import ChangeKind as ChangeKind
     from mcpkit.server import CorsPolicy as CorsPolicy
     from mcpkit.server import EventStore as EventStore
     from mcpkit.server import Keyring as Keyring
     from mcpkit.server import KeyringSnapshot as KeyringSnapshot
+    from mcpkit.server import Lease as Lease
+    from mcpkit.server import ListenFilter as ListenFilter
     from mcpkit.server import MemoryBroadcaster as MemoryBroadcaster
     from mcpkit.server import MemoryEventStore as MemoryEventStore
     from mcpkit.server import MemorySessionStore as MemorySessionStore
@@ -121,6 +127,8 @@ if _TYPE_CHECKING:
     from mcpkit.server import Rejected as Rejected
     from mcpkit.server import Session as Session
     from mcpkit.server import SessionStore as SessionStore
+    from mcpkit.server import SubscriptionAuthorizer as SubscriptionAuthorizer
+    from mcpkit.server import SubscriptionRequest as SubscriptionRequest
     from mcpkit.serving import Server as Server
 
 # The serving names load the engine, asyncio and the transports, so they are imported when first
@@ -129,10 +137,14 @@ _LAZY = {
     "AdmissionRequest": "mcpkit.server",
     "Admitted": "mcpkit.server",
     "Broadcaster": "mcpkit.server",
+    "Change": "mcpkit.server",
+    "ChangeKind": "mcpkit.server",
     "CorsPolicy": "mcpkit.server",
     "EventStore": "mcpkit.server",
     "Keyring": "mcpkit.server",
     "KeyringSnapshot": "mcpkit.server",
+    "Lease": "mcpkit.server",
+    "ListenFilter": "mcpkit.server",
     "MemoryBroadcaster": "mcpkit.server",
     "MemoryEventStore": "mcpkit.server",
     "MemorySessionStore": "mcpkit.server",
@@ -141,6 +153,8 @@ _LAZY = {
     "Server": "mcpkit.serving",
     "Session": "mcpkit.server",
     "SessionStore": "mcpkit.server",
+    "SubscriptionAuthorizer": "mcpkit.server",
+    "SubscriptionRequest": "mcpkit.server",
 }
 
 
@@ -171,6 +185,8 @@ __all__ = (
     "CachePolicy",
     "CancellationToken",
     "Cancelled",
+    "Change",
+    "ChangeKind",
     "CompleteResult",
     "Completion",
     "ConfigurationError",
@@ -202,7 +218,10 @@ __all__ = (
     "InvocationFeatures",
     "Keyring",
     "KeyringSnapshot",
+    "Lease",
     "Limits",
+    "ListenFilter",
+    "ListenQuota",
     "MCPKitError",
     "MemoryBroadcaster",
     "MemoryEventStore",
@@ -250,6 +269,9 @@ __all__ = (
     "SessionQuota",
     "SessionRequired",
     "SessionStore",
+    "SubscriptionAuthorizer",
+    "SubscriptionDenied",
+    "SubscriptionRequest",
     "TaskCreatedResult",
     "TextContent",
     "TextResourceContents",

@@ -28,9 +28,12 @@ Tree::
     │   ├── UnsupportedProtocolVersion -32022 400
     │   ├── SessionRequired           -32000  400  a 2025 session request without Mcp-Session-Id
     │   ├── SessionNotFound           -32001  404  unknown, ended or expired, or another owner's
+    │   ├── SubscriptionDenied        -31997  403  the subscription authorizer refused a listen
     │   └── RateLimited               -31999  429
-    │       └── SessionQuota          -31999  429  the owner has its most sessions, or a
-    │                                              session its most calls in flight
+    │       ├── SessionQuota          -31999  429  the owner has its most sessions, or a
+    │       │                                      session its most calls in flight
+    │       └── ListenQuota           -31999  429  the caller or the server has its most
+    │                                              listen streams open
     ├── Cancelled                     raised by a cancelled request's CancellationToken; never sent
     ├── ConfigurationError            invalid construction (limits, endpoints, schemas); detailed
     │   └── SchemaError               an authored schema or a Python type is outside Profile 1
@@ -58,6 +61,7 @@ __all__ = [
     "InvalidParams",
     "InvalidRequest",
     "InvalidValueError",
+    "ListenQuota",
     "MCPKitError",
     "MethodNotFound",
     "MissingClientCapability",
@@ -75,6 +79,7 @@ __all__ = [
     "SessionNotFound",
     "SessionQuota",
     "SessionRequired",
+    "SubscriptionDenied",
     "TooManySessions",
     "UnsupportedProtocolVersion",
 ]
@@ -399,3 +404,20 @@ class SessionNotFound(ProtocolError):
     jsonrpc_code = -32001
     http_status = 404
     message = "Session not found; initialize a new session"
+
+
+class ListenQuota(RateLimited):
+    """A ``subscriptions/listen`` past ``max_listens_per_owner`` (the caller's at this
+    endpoint) or ``max_listens`` (the server's): 429 / -31999.  Streams already open are never
+    ended to make room."""
+
+    message = "Too many listen streams open; end one before listening again"
+
+
+class SubscriptionDenied(ProtocolError):
+    """The server's subscription authorizer did not grant a ``subscriptions/listen`` (it
+    denied it, failed, or took too long): 403 / -31997.  Nothing of the policy is sent."""
+
+    jsonrpc_code = -31997
+    http_status = 403
+    message = "Subscription not authorized"

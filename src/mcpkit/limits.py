@@ -59,6 +59,13 @@ _RANGES: Final[dict[str, tuple[float, float]]] = {
     "max_session_event_bytes": (1, 1024 * MiB),
     "max_event_bytes": (1, 64 * 1024 * MiB),
     "client_request_timeout_seconds": (0.001, 86_400.0),
+    "max_listens_per_owner": (1, 65_536),
+    "max_listens": (1, 1_000_000),
+    "listen_lifetime_seconds": (1.0, 30 * 86_400.0),
+    "max_listen_queue": (1, 65_536),
+    "max_listen_uris": (1, 65_536),
+    "subscription_lease_seconds": (0.01, 86_400.0),
+    "subscription_check_timeout_seconds": (0.001, 3_600.0),
     "max_header_count": (1, 10_000),
     "max_header_bytes": (1 * KiB, 1 * MiB),
     "max_request_target_bytes": (16, 64 * KiB),
@@ -83,6 +90,9 @@ _FLOAT_FIELDS: Final = frozenset(
         "write_timeout_seconds",
         "stream_keepalive_seconds",
         "client_request_timeout_seconds",
+        "listen_lifetime_seconds",
+        "subscription_lease_seconds",
+        "subscription_check_timeout_seconds",
     }
 )
 
@@ -90,6 +100,7 @@ _FLOAT_FIELDS: Final = frozenset(
 _ORDERED: Final = (
     ("max_sessions_per_owner", "max_sessions"),
     ("max_session_subscriptions", "max_subscriptions"),
+    ("max_listens_per_owner", "max_listens"),
     ("session_idle_timeout_seconds", "session_absolute_timeout_seconds"),
     ("max_session_event_bytes", "max_event_bytes"),
     ("max_request_bytes", "max_stdio_buffered_bytes"),
@@ -171,8 +182,8 @@ class Limits:
     max_session_subscription_bytes: int = 64 * KiB
     """UTF-8 bytes of the URIs one session is subscribed to; past it, 429."""
     stream_keepalive_seconds: float = 15.0
-    """A session's ``GET`` stream sends a keep-alive comment after this long without an event,
-    so proxies do not close it as idle."""
+    """A session's ``GET`` stream and a ``subscriptions/listen`` stream send a keep-alive
+    comment after this long without an event, so proxies do not close them as idle."""
     max_pending_client_requests: int = 16
     """Requests the server has sent one 2025 session (or stdio client) for input and not yet
     had answered; one more fails its call with 429 / -31999."""
@@ -193,6 +204,30 @@ class Limits:
     """Bytes of events kept for replay in all; past it the least recently written stream
     loses its oldest first."""
 
+    # subscriptions/listen (2026-07-28), on endpoints that serve it
+    max_listens_per_owner: int = 32
+    """Listen streams one caller (admission's authorization partition) may have open at one
+    endpoint; one more is refused with 429 / -31999.  Capacity refuses new listens, it never
+    ends admitted ones."""
+    max_listens: int = 8_192
+    """Listen streams open in all; one more is refused with 429 / -31999."""
+    listen_lifetime_seconds: float = 24 * 3600.0
+    """How long one listen stream may stay open; then it ends with its ``complete`` result
+    and the client listens again."""
+    max_listen_queue: int = 128
+    """Notifications one listen stream may have waiting to be written (one per notification
+    type and resource URI: a repeat replaces the waiting one); past it the client is not
+    reading, and its stream is ended rather than buffered."""
+    max_listen_uris: int = 256
+    """Distinct resource URIs in one listen's ``resourceSubscriptions`` (after normalisation
+    and de-duplication); more is -32602."""
+    subscription_lease_seconds: float = 60.0
+    """The longest a subscription authorizer's grant holds before the stream's authority is
+    checked again (shorter if the authorizer says so)."""
+    subscription_check_timeout_seconds: float = 5.0
+    """How long one call of the subscription authorizer may take; a slower one is a denial
+    (at the opening: the listen is refused; on a renewal: the stream ends)."""
+
     # HTTP connections of the embedded server (``Server.run``/``serve``)
     max_header_count: int = 100
     """Header fields in one request head; one more is refused with 431."""
@@ -209,7 +244,7 @@ class Limits:
     """How long an idle kept-alive connection waits for its next request."""
     write_timeout_seconds: float = 30.0
     """How long a response may wait for a client that does not read before the connection is
-    closed."""
+    closed (a listen stream's write is cut off after this long under any ASGI server)."""
     max_connections: int = 8_192
     """Open connections; at the cap an idle one is closed for a new one, else the new one gets
     503."""

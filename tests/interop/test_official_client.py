@@ -98,11 +98,16 @@ RESULTS: Final = {
     "completion/complete": "CompleteResult",
     "resources/subscribe": "EmptyResult",
     "resources/unsubscribe": "EmptyResult",
+    "subscriptions/listen": "SubscriptionsListenResult",
 }
 NOTIFICATIONS: Final = {
     "notifications/progress": "ProgressNotification",
     "notifications/message": "LoggingMessageNotification",
     "notifications/resources/updated": "ResourceUpdatedNotification",
+    "notifications/resources/list_changed": "ResourceListChangedNotification",
+    "notifications/tools/list_changed": "ToolListChangedNotification",
+    "notifications/prompts/list_changed": "PromptListChangedNotification",
+    "notifications/subscriptions/acknowledged": "SubscriptionsAcknowledgedNotification",
 }
 # What a 2025 server may ask its client (a session's input requests); 2026-07-28 asks nothing.
 CLIENT_REQUESTS: Final = {
@@ -956,3 +961,41 @@ def test_stdio_high_level_client_completes_an_elicitation() -> None:
             errlog.seek(0)
             pytest.fail(f"{error!r}\nserver stderr:\n{errlog.read()}")
     assert answerer.asked == ["What is your name?", "Please confirm"]
+
+
+def test_high_level_client_listens_and_hears_of_changes(server_url: str) -> None:
+    """``Client.listen`` (2026-07-28): the acknowledgement, then ``tools/list_changed`` once
+    the catalog is swapped (the fixture's ``test_trigger_tool_change`` calls ``server.swap``)
+    and ``resources/updated`` once the application publishes (``touch_watched_resource``); the
+    next ``tools/list`` shows the new catalog."""
+    from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
+
+    events: list[object] = []
+    changed: dict[str, bool] = {}
+
+    def has_dynamic(tools: object) -> bool:
+        return any(tool.name == "test_dynamic_tool" for tool in tools.tools)  # type: ignore[attr-defined]
+
+    async def scenario(client: Client) -> None:
+        before = has_dynamic(await client.list_tools())
+        async with client.listen(
+            tools_list_changed=True, resource_subscriptions=["test://watched-resource"]
+        ) as subscription:
+            assert subscription.honored.tools_list_changed
+            assert subscription.honored.resource_subscriptions == ["test://watched-resource"]
+            await client.call_tool("test_trigger_tool_change", {})
+            events.append(await asyncio.wait_for(anext(subscription), 10.0))
+            changed["now"] = has_dynamic(await client.list_tools()) != before
+            await client.call_tool("touch_watched_resource", {})
+            events.append(await asyncio.wait_for(anext(subscription), 10.0))
+            await client.call_tool("test_trigger_tool_change", {})  # as it was, for the others
+            events.append(await asyncio.wait_for(anext(subscription), 10.0))
+
+    wire = drive_client(server_url, scenario, Answerer(), every=False)
+    assert events == [
+        ToolsListChanged(),
+        ResourceUpdated(uri="test://watched-resource"),
+        ToolsListChanged(),
+    ]
+    assert changed == {"now": True}
+    assert wire.problems() == []

@@ -151,5 +151,5 @@ def test_decorated_methods_are_judged_by_the_method() -> None:
     (endpoint,) = server.registry
     judged = {tool.name: never_suspends(tool.handler) for tool in endpoint.tools}
     assert judged == {"at_once": True, "waits": False, "sync": False}
-    runtime = server.engine.runtime(endpoint)
+    runtime = server.engine.runtime(endpoint.path)
     assert {tool.name for tool in endpoint.tools if tool.handler in runtime.at_once} == {"at_once"}

@@ -13,6 +13,7 @@ from mcpkit.errors import (
     InternalError,
     InvalidParams,
     InvalidRequest,
+    ListenQuota,
     MethodNotFound,
     MissingClientCapability,
     OutputError,
@@ -26,6 +27,7 @@ from mcpkit.errors import (
     SessionNotFound,
     SessionQuota,
     SessionRequired,
+    SubscriptionDenied,
     TooManySessions,
     UnsupportedProtocolVersion,
 )
@@ -57,6 +59,8 @@ CLASS_STATUS: list[tuple[type[ProtocolError], int]] = [
     (SessionQuota, 429),
     (SessionRequired, 400),
     (SessionNotFound, 404),
+    (ListenQuota, 429),
+    (SubscriptionDenied, 403),
 ]
 # Capacity, deadline, rate-limit, session and protocol-version failures keep their status on
 # 2025.
@@ -70,6 +74,7 @@ KEEP_ON_LEGACY = {
     SessionRequired,
     SessionNotFound,
     UnsupportedProtocolVersion,
+    ListenQuota,
 }
 LEGACY = [JUNE, NOVEMBER]
 

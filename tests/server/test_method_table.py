@@ -53,7 +53,11 @@ def test_only_subscriptions_need_a_session() -> None:
 
 
 def test_2026_methods_exact() -> None:
-    assert methods(MODERN) == COMMON | {"server/discover"}
+    assert methods(MODERN) == COMMON | {"server/discover", "subscriptions/listen"}
+
+
+def test_only_listen_needs_an_endpoint_that_serves_it() -> None:
+    assert {method.name for method in METHODS if method.listen} == {"subscriptions/listen"}
 
 
 @pytest.mark.parametrize(

@@ -48,7 +48,7 @@ class Bare:
 def _operations(*classes: type) -> tuple[Operations, dict[str, Runtime]]:
     registry = EndpointRegistry.from_classes(*classes)
     engine = build_engine(registry, EngineSettings())
-    return engine.operations, {e.path: engine.runtime(e) for e in registry}
+    return engine.operations, {e.path: engine.runtime(e.path) for e in registry}
 
 
 def _call(runtime: Runtime, revision: Revision, method: str, params: JsonObject) -> Call:

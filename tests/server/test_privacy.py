@@ -77,6 +77,8 @@ FIXED_MESSAGES = frozenset(
         "Last-Event-ID names no event this session can replay from; call again instead",
         "Mcp-Session-Id required; send initialize first",
         "Session not found; initialize a new session",
+        "Too many listen streams open; end one before listening again",
+        "Subscription not authorized",
     }
 )
 INVALID_ARGUMENTS = "Arguments do not match the tool's inputSchema."

@@ -29,8 +29,9 @@ from mcpkit import (
 )
 from mcpkit.json import JsonObject
 from mcpkit.server import Session
+from mcpkit.server._audience import Audience
+from mcpkit.server._broadcast import Change, ChangeKind, MemoryBroadcaster
 from mcpkit.server._sessions import RECLAIM_AFTER_SECONDS
-from mcpkit.server._subscriptions import MemoryBroadcaster
 from mcpkit.testing import TestClient, TestResponse, handshake_request
 
 JUNE, NOVEMBER, MODERN = Revision.V2025_06_18, Revision.V2025_11_25, Revision.V2026_07_28
@@ -623,7 +624,8 @@ def test_subscribe_is_advertised_and_served_only_inside_sessions() -> None:
     server = Server([Sessions, Stateless])
     with TestClient(server) as client:
         opened = client.post("/mcp", handshake_request("initialize", INIT))
-        assert member(opened.json, "result", "capabilities", "resources") == {"subscribe": True}
+        resources = member(opened.json, "result", "capabilities", "resources")
+        assert resources == {"subscribe": True, "listChanged": True}
         session_id = opened.header("mcp-session-id")
         assert session_id is not None
         assert rpc(client, session_id, "resources/subscribe", {"uri": "test://doc"}).json == {
@@ -643,8 +645,8 @@ def test_subscribe_is_advertised_and_served_only_inside_sessions() -> None:
             assert "result" in member(
                 rpc(client, session_id, "resources/unsubscribe", {"uri": uri}).json
             )
-        store = server.engine.broadcaster
-        assert isinstance(store, MemoryBroadcaster) and len(store) == 1  # test://item/7 is left
+        store = server.engine.deployment.audience
+        assert store.subscriptions == 1  # test://item/7 is left
         # a stateless endpoint has no subscriptions: -32601, and no promise of them
         stateless = client.post("/stateless", handshake_request("initialize", INIT))
         assert member(stateless.json, "result", "capabilities") == {
@@ -658,7 +660,7 @@ def test_subscribe_is_advertised_and_served_only_inside_sessions() -> None:
         )
         assert member(refused.json, "error", "code") == -32601
         end(client, session_id)
-        assert len(store) == 0  # an ended session's subscriptions go with it
+        assert store.subscriptions == 0  # an ended session's subscriptions go with it
 
 
 def test_an_update_reaches_the_subscribed_sessions_stream() -> None:
@@ -667,9 +669,11 @@ def test_an_update_reaches_the_subscribed_sessions_stream() -> None:
         watcher, other = initialize(client), initialize(client)
         rpc(client, watcher, "resources/subscribe", {"uri": "test://doc"})
         # queued before the stream opens, and one per URI however often it changes
-        assert server.notify_resource_updated("test://doc") == 1
-        assert server.notify_resource_updated("test://doc") == 1
-        assert server.notify_resource_updated("test://unwatched") == 0
+        server.notify_resource_updated("test://doc")
+        server.notify_resource_updated("test://doc")
+        server.notify_resource_updated("test://unwatched")
+        assert len(live(server, watcher).take()) == 1 and not live(server, other).pending
+        server.notify_resource_updated("test://doc")
         stream = open_stream(client, watcher)
         second = open_stream(client, watcher).result(WAIT)
         assert second.status == 409  # one stream per session
@@ -727,9 +731,18 @@ def test_a_draining_server_ends_its_streams() -> None:
         assert stream.result(WAIT).status == 200
 
 
+def live(server: Server, session_id: str) -> Session:
+    """The server's session of that id."""
+    store = server.engine.pipeline.sessions
+    assert store is not None
+    session = store.get(session_id)
+    assert session is not None
+    return session
+
+
 def test_subscription_quotas_hold_at_the_limit_and_refuse_past_it() -> None:
     def refused(limits: Limits, uris: list[str], sessions: int = 1) -> list[bool]:
-        broadcaster = MemoryBroadcaster(limits)
+        broadcaster = Audience(limits)
         results = []
         for n in range(sessions):
             session = Session(f"s{n}", None, "/mcp", NOVEMBER, 0.0)
@@ -751,20 +764,31 @@ def test_subscription_quotas_hold_at_the_limit_and_refuse_past_it() -> None:
     assert refused(by_bytes, three) == [True, True, False]
 
 
-def test_a_broadcaster_of_its_own_is_used_and_one_without_sessions_refused() -> None:
-    broadcaster = MemoryBroadcaster(Limits())
+def test_a_broadcaster_of_its_own_carries_the_changes() -> None:
+    broadcaster = MemoryBroadcaster()
+    seen: list[Change] = []
+    broadcaster.attach(seen.append)
+    broadcaster.attach(seen.append)  # again: nothing changes
     server = Server(Sessions, broadcaster=broadcaster)
+    assert server.engine.broadcaster is broadcaster
     with TestClient(server) as client:
         session_id = initialize(client)
         rpc(client, session_id, "resources/subscribe", {"uri": "test://doc"})
-    assert len(broadcaster) == 1 and server.notify_resource_updated("test://doc") == 1
-    with pytest.raises(mcpkit.ConfigurationError, match="no endpoint keeps 2025 sessions"):
-        Server(Stateless, broadcaster=MemoryBroadcaster(Limits()))
+        server.notify_resource_updated("test://doc")
+        assert seen == [Change(ChangeKind.RESOURCE, uri="test://doc")]
+        assert len(live(server, session_id).take()) == 1
+        broadcaster.detach(seen.append)
+        broadcaster.detach(seen.append)  # not attached: nothing happens
+        server.notify_resource_updated("test://doc")
+        assert len(seen) == 1 and len(live(server, session_id).take()) == 1
+    # a server without sessions takes one too: listen streams and other nodes use it
+    assert Server(Stateless, broadcaster=broadcaster).engine.broadcaster is broadcaster
+    assert repr(broadcaster).startswith("<MemoryBroadcaster")
 
 
 def test_notify_resource_updated_takes_a_uri_string() -> None:
     server = Server(Stateless)
-    assert server.notify_resource_updated("test://doc") == 0  # no sessions: nobody to tell
+    server.notify_resource_updated("test://doc")  # no sessions: nobody to tell
     with pytest.raises(TypeError, match="uri must be a str"):
         server.notify_resource_updated(b"test://doc")  # type: ignore[arg-type]
 
@@ -856,14 +880,18 @@ def test_a_stream_under_a_plain_disconnect_event_and_posts_during_a_write() -> N
 
 
 def test_an_update_reaches_each_session_still_subscribed() -> None:
-    broadcaster = MemoryBroadcaster(Limits())
+    audience = Audience(Limits())
     first, second = (Session(name, None, "/mcp", NOVEMBER, 0.0) for name in "ab")
     for session in (first, second):
-        broadcaster.subscribe(session, "test://doc")
-    assert broadcaster.resource_updated("test://doc") == 2
-    broadcaster.unsubscribe(first, "test://doc")
-    assert broadcaster.resource_updated("test://doc") == 1 and len(broadcaster) == 1
-    assert first.take() == second.take()[:1] and len(second.take()) == 0
+        audience.subscribe(session, "test://doc")
+    audience.receive(Change(ChangeKind.RESOURCE, uri="test://doc"))
+    assert len(first.take()) == 1
+    audience.unsubscribe(first, "test://doc")
+    # the same resource however its URI is spelled: scheme, host and percent-encoding case
+    audience.receive(Change(ChangeKind.RESOURCE, uri="TEST://doc"))
+    assert audience.subscriptions == 1 and not first.pending and len(second.take()) == 1
+    audience.receive(Change(ChangeKind.RESOURCE))  # no URI: nobody to tell
+    assert not second.pending
 
 
 # --- resources/list_changed ----------------------------------------------------------------
@@ -892,16 +920,16 @@ def test_a_resource_list_handler_may_change_its_list_and_sessions_are_told() -> 
     assert endpoint is not None
     assert endpoint.capabilities(NOVEMBER)["resources"] == {"subscribe": True, "listChanged": True}
     assert endpoint.capabilities(JUNE)["resources"] == {}  # no session there: nothing to tell
-    assert endpoint.capabilities(MODERN)["resources"] == {}
-    # an endpoint whose resources are all registered never changes them
-    fixed = server.registry.endpoint_for_path("/mcp")
-    assert fixed is not None and fixed.capabilities(NOVEMBER)["resources"] == {"subscribe": True}
+    assert endpoint.capabilities(MODERN)["resources"] == {}  # no listen there
     with TestClient(server) as client:
         listed = initialize(client, "/listed")
         other = initialize(client)
-        assert server.notify_resource_list_changed() == 1
-        assert server.notify_resource_list_changed("/listed") == 1
-        assert server.notify_resource_list_changed("/mcp") == 0
+        server.notify_resource_list_changed("/mcp")
+        assert not live(server, listed).pending and live(server, other).pending
+        live(server, other).take()
+        server.notify_resource_list_changed()
+        server.notify_resource_list_changed("/listed")
+        assert live(server, other).pending
         headers = {"mcp-session-id": listed, "accept": "text/event-stream"}
         stream = client.submit("/listed", b"", method="GET", headers=headers)
         threading.Event().wait(0.2)
@@ -911,7 +939,8 @@ def test_a_resource_list_handler_may_change_its_list_and_sessions_are_told() -> 
             {"jsonrpc": "2.0", "method": "notifications/resources/list_changed", "params": {}},
         )
         end(client, other)
-        assert server.notify_resource_list_changed() == 0  # ended sessions are not told
+        server.notify_resource_list_changed()  # ended sessions are not told
+        assert server.engine.deployment.audience.listens == 0
 
 
 def test_notify_resource_list_changed_names_a_served_path() -> None:
@@ -924,8 +953,9 @@ def test_notify_resource_list_changed_names_a_served_path() -> None:
 
 
 def test_without_sessions_nothing_is_told_and_forgetting_a_stranger_does_nothing() -> None:
-    assert Server(Stateless).notify_resource_list_changed() == 0
-    broadcaster = MemoryBroadcaster(Limits())
+    Server(Stateless).notify_resource_list_changed()
+    audience = Audience(Limits())
     stranger = Session("x", None, "/mcp", NOVEMBER, 0.0)
-    broadcaster.forget(stranger)  # never joined, never subscribed
-    assert broadcaster.resource_list_changed("/mcp") == 0
+    audience.forget(stranger)  # never joined, never subscribed
+    audience.receive(Change(ChangeKind.RESOURCES, "/mcp"))
+    assert not stranger.pending and "0 subscriptions" in repr(audience)

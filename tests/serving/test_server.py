@@ -779,7 +779,11 @@ def test_a_configured_copy_shares_the_sessions_and_their_subscriptions() -> None
         headers = {"mcp-session-id": session_id}
         subscribe = handshake_request("resources/subscribe", {"uri": "test://doc"})
         assert client.post("/mcp", subscribe, headers=headers).status == 200
-        assert original.notify_resource_updated("test://doc") == 1
+        original.notify_resource_updated("test://doc")
+        store = moved.engine.pipeline.sessions
+        assert store is not None and moved.engine.deployment is original.engine.deployment
+        found = store.get(session_id)
+        assert found is not None and len(found.take()) == 1
 
 
 def test_an_event_store_without_an_endpoint_that_keeps_sessions_is_refused() -> None:

@@ -302,6 +302,7 @@ def endpoint(
     instructions: str | None = None,
     tool_rate_limiter: str | None = None,
     session_revisions: Collection[Revision] = frozenset(),
+    listen: bool = False,
     resource_list_cache: CachePolicy | None = None,
     resource_template_list_cache: CachePolicy | None = None,
     instance_provider: Callable[[type[Any]], object] | None = None,
@@ -309,7 +310,8 @@ def endpoint(
     """Build the class's ``Endpoint`` now, from its decorated methods.
 
     ``path``, ``name``, ``version`` and ``revisions`` are required; the caches
-    default to ``CachePolicy.PRIVATE_NO_CACHE``.  ``instance_provider(cls)`` supplies the
+    default to ``CachePolicy.PRIVATE_NO_CACHE``; ``session_revisions`` and ``listen`` are the
+    ``Endpoint`` options of those names.  ``instance_provider(cls)`` supplies the
     instance each invocation runs on (default ``cls()``); it is called per invocation, never
     while building or listing, and its instances are neither cached nor closed.  Every
     refusal is a ``ConfigurationError`` (``SchemaError`` for types) naming the class, and the
@@ -346,6 +348,7 @@ def endpoint(
                 resource_template_list_cache=_cache(resource_template_list_cache),
                 tool_rate_limiter=_text(tool_rate_limiter),
                 session_revisions=session_revisions,
+                listen=listen,
             )  # fmt: skip
         except ConfigurationError as error:
             raise type(error)(f"{where}: {error}") from error

@@ -69,6 +69,7 @@ def _view(
     resources: tuple[ResourceRegistration, ...],
     resource_list: ResourceListRegistration | None,
     sessions: bool = False,
+    listen: bool = False,
 ) -> _View:
     """The catalog of one revision, in registration order, and its capabilities.
 
@@ -76,11 +77,11 @@ def _view(
     ``resources`` are present exactly when an operation of that kind selects the revision (for
     ``resources``: an exact resource, a template or the resource list handler), and
     ``completions`` when a prompt or template selecting it has a completion handler.  Each is
-    ``{}``, except that ``resources`` is ``{"subscribe": true}`` on a revision the endpoint keeps
-    2025 sessions on (``sessions``), with ``"listChanged": true`` there when a resource list
-    handler answers ``resources/list`` (the one list the application may change: its sessions
-    are told with ``Server.notify_resource_list_changed``); the registered tools, prompts and
-    resources never change, and MCP logging and the tasks extension are not part of an endpoint's
+    ``{}`` unless the revision can deliver change notifications: on a revision the endpoint
+    keeps 2025 sessions on (``sessions``, their ``GET`` streams) or serves
+    ``subscriptions/listen`` on (``listen``), ``tools`` and ``prompts`` promise ``listChanged``
+    (the application may swap in a new catalog) and ``resources`` promises ``subscribe`` and
+    ``listChanged``.  MCP logging and the tasks extension are not part of an endpoint's
     registrations (the server adds them if it ever offers them).  The member names are the same
     on all three revisions.
     """
@@ -94,19 +95,15 @@ def _view(
     completions = any(prompt.completions for prompt in prompts) or any(
         template.completions for template in templates
     )
+    live = sessions or listen  # change notifications can reach a client on this revision
+    changing: dict[str, object] = {"listChanged": True} if live else {}
     capabilities: dict[str, object] = {}
     if tools:
-        capabilities["tools"] = {}
+        capabilities["tools"] = dict(changing)
     if prompts:
-        capabilities["prompts"] = {}
+        capabilities["prompts"] = dict(changing)
     if selected or resource_list is not None:
-        # a 2025 session may subscribe to them (``resources/subscribe``)
-        promised: dict[str, object] = {}
-        if sessions:
-            promised["subscribe"] = True
-            if resource_list is not None:
-                promised["listChanged"] = True
-        capabilities["resources"] = promised
+        capabilities["resources"] = {"subscribe": True, "listChanged": True} if live else {}
     if completions:
         capabilities["completions"] = {}
     return _View(
@@ -131,9 +128,11 @@ class Endpoint:
     tuples of registrations, order kept), ``resource_list`` (the application's
     ``resources/list`` handler), ``resource_list_cache`` and
     ``resource_template_list_cache`` (the 2026 cache hints of those two catalogs),
-    ``tool_rate_limiter`` (the name of a server limiter applied to every tool) and
+    ``tool_rate_limiter`` (the name of a server limiter applied to every tool),
     ``session_revisions`` (the served 2025 revisions on which ``initialize`` opens a session that
-    later requests name in ``Mcp-Session-Id``; empty, the default, serves 2025 statelessly).
+    later requests name in ``Mcp-Session-Id``; empty, the default, serves 2025 statelessly) and
+    ``listen`` (serve ``subscriptions/listen`` on 2026-07-28, so clients hear of catalog and
+    resource changes; the server must then be given a subscription authorizer).
 
     Every value is checked now; a refusal is a ``ConfigurationError`` naming the path, the
     operation and the revisions.  An endpoint without operations is valid and advertises no
@@ -144,6 +143,7 @@ class Endpoint:
         "_views",
         "implementation",
         "instructions",
+        "listen",
         "path",
         "prompts",
         "resource_list",
@@ -169,6 +169,9 @@ class Endpoint:
     resource_template_list_cache: CachePolicy
     tool_rate_limiter: str | None
     session_revisions: frozenset[Revision]
+    listen: bool
+    """Whether ``subscriptions/listen`` is served on 2026-07-28 (the server then needs a
+    subscription authorizer)."""
     _views: Mapping[Revision, _View]
 
     def __init__(
@@ -186,6 +189,7 @@ class Endpoint:
         resource_template_list_cache: CachePolicy = CachePolicy.PRIVATE_NO_CACHE,
         tool_rate_limiter: str | None = None,
         session_revisions: Collection[Revision] = frozenset(),
+        listen: bool = False,
     ) -> None:
         path = validate_endpoint_path(path)
         served = checks.revision_set(checks.Site(path), "revisions", revisions, empty=False)
@@ -219,6 +223,15 @@ class Endpoint:
                 f"session_revisions {checks.wires(sessions)} must be served 2025 revisions "
                 "only; 2026-07-28 is always stateless"
             )
+        if not isinstance(listen, bool):
+            raise site.fail("listen must be a bool")
+        if listen and all(revision.has_handshake for revision in site.revisions):
+            raise site.fail(
+                "listen serves subscriptions/listen, which only 2026-07-28 has: serve that "
+                "revision too, or leave listen off (2025 sessions get change notifications on "
+                "their GET stream)"
+            )
+        values["listen"] = listen
         values["tools"] = tools = checks.registrations(site, "tools", tools, ToolRegistration)
         values["prompts"] = prompts = checks.registrations(
             site, "prompts", prompts, PromptRegistration
@@ -249,6 +262,7 @@ class Endpoint:
                     resources,
                     resource_list,
                     revision in sessions,
+                    listen and not revision.has_handshake,
                 )
                 for revision in site.revisions
             }

@@ -219,6 +219,13 @@ class Catalog:
             raise LookupError("Catalog.page: the endpoint does not serve this revision")
         return found.pages[0 if cursor is UNSET else found.index(cursor)]
 
+    def fingerprint(self, revision: Revision, kind: ListKind) -> bytes:
+        """The digest of one list's exact content (what its cursors carry): two catalogs list
+        the same entries for ``kind`` on ``revision`` exactly when their fingerprints are
+        equal.  Empty for a revision the endpoint does not serve."""
+        found = self._lists.get((revision, kind))
+        return b"" if found is None else found.tag
+
     def pages(self, revision: Revision, kind: ListKind) -> tuple[bytes, ...]:
         """Every page of one list, in order (for tests, benchmarks and warm-up)."""
         found = self._lists.get((revision, kind))

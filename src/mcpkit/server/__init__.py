@@ -1,5 +1,9 @@
 """The async engine (layer 5): the request pipeline, bounded execution and invocation."""
 
+from mcpkit.server._broadcast import Broadcaster as Broadcaster
+from mcpkit.server._broadcast import Change as Change
+from mcpkit.server._broadcast import ChangeKind as ChangeKind
+from mcpkit.server._broadcast import MemoryBroadcaster as MemoryBroadcaster
 from mcpkit.server._build import EngineSettings as EngineSettings
 from mcpkit.server._build import build_engine as build_engine
 from mcpkit.server._engine import Engine as Engine
@@ -16,6 +20,10 @@ from mcpkit.server._http import Writer as Writer
 from mcpkit.server._keyring import Keyring as Keyring
 from mcpkit.server._keyring import KeyringSnapshot as KeyringSnapshot
 from mcpkit.server._keyring import ProtectionKey as ProtectionKey
+from mcpkit.server._listen import Lease as Lease
+from mcpkit.server._listen import ListenFilter as ListenFilter
+from mcpkit.server._listen import SubscriptionAuthorizer as SubscriptionAuthorizer
+from mcpkit.server._listen import SubscriptionRequest as SubscriptionRequest
 from mcpkit.server._policy import AdmissionController as AdmissionController
 from mcpkit.server._policy import AdmissionRequest as AdmissionRequest
 from mcpkit.server._policy import Admitted as Admitted
@@ -27,14 +35,14 @@ from mcpkit.server._sessions import MemorySessionStore as MemorySessionStore
 from mcpkit.server._sessions import Session as Session
 from mcpkit.server._sessions import SessionStore as SessionStore
 from mcpkit.server._stdio_connection import StdioConnection as StdioConnection
-from mcpkit.server._subscriptions import Broadcaster as Broadcaster
-from mcpkit.server._subscriptions import MemoryBroadcaster as MemoryBroadcaster
 
 __all__ = (
     "AdmissionController",
     "AdmissionRequest",
     "Admitted",
     "Broadcaster",
+    "Change",
+    "ChangeKind",
     "CorsPolicy",
     "Engine",
     "EngineSettings",
@@ -46,6 +54,8 @@ __all__ = (
     "Interceptor",
     "Keyring",
     "KeyringSnapshot",
+    "Lease",
+    "ListenFilter",
     "MemoryBroadcaster",
     "MemoryEventStore",
     "MemorySessionStore",
@@ -58,6 +68,8 @@ __all__ = (
     "Signal",
     "StdioConnection",
     "StdioHandler",
+    "SubscriptionAuthorizer",
+    "SubscriptionRequest",
     "Writer",
     "build_engine",
 )

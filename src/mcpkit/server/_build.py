@@ -22,16 +22,19 @@ from mcpkit.model import (
 )
 from mcpkit.protocol import DEFAULT_PAGE_SIZE, Catalog
 from mcpkit.schema import EvaluationGate
+from mcpkit.server._audience import Audience
+from mcpkit.server._broadcast import Broadcaster, MemoryBroadcaster
 from mcpkit.server._call import Runtime
+from mcpkit.server._deployment import Deployment
 from mcpkit.server._engine import Engine
 from mcpkit.server._events import EventStore, MemoryEventStore
 from mcpkit.server._execution import Executor
 from mcpkit.server._keyring import Keyring
+from mcpkit.server._listen import SubscriptionAuthorizer
 from mcpkit.server._operations import METHODS, Operations
 from mcpkit.server._policy import AdmissionController, CorsPolicy, Interceptor, ResultSanitizer
 from mcpkit.server._protection import RequestStateProtector
 from mcpkit.server._sessions import MemorySessionStore, SessionStore
-from mcpkit.server._subscriptions import Broadcaster, MemoryBroadcaster
 
 log = logging.getLogger("mcpkit")
 
@@ -59,13 +62,28 @@ class EngineSettings:
     """Where 2025 sessions live, for endpoints with ``session_revisions``; a
     ``MemorySessionStore`` by default."""
     broadcaster: Broadcaster | None = None
-    """The fan-out of resource subscriptions of those sessions; a ``MemoryBroadcaster`` by
-    default."""
+    """Carries the application's change events (``Server.notify_*``) to every node's server;
+    a ``MemoryBroadcaster`` (this process only) by default."""
+    subscription_authorizer: SubscriptionAuthorizer | None = None
+    """Grants ``subscriptions/listen`` streams; required when an endpoint serves them."""
     events: EventStore | None = None
     """Where the events of those sessions' streams are kept for ``Last-Event-ID`` replay; a
     ``MemoryEventStore`` by default."""
     clock_ns: Callable[[], int] | None = None
     """The clock request state is sealed and opened against (tests inject one)."""
+    deployment: Deployment | None = None
+    """The endpoints served now, shared with another engine of the same server
+    (``Server.configured``); built from the registry when ``None``."""
+
+
+_NEEDS_KEYRING = (
+    "an operation uses framework-protected request state: give the server a keyring "
+    "(Keyring(...) in production, Keyring.development_ephemeral() to try it)"
+)
+_NEEDS_AUTHORIZER = (
+    "an endpoint serves subscriptions/listen (listen=True): give the server a "
+    "subscription_authorizer that grants each listen a Lease (or None to deny it)"
+)
 
 
 def _is_coroutine_function(hook: object) -> bool:
@@ -82,8 +100,8 @@ def _hosts(names: Iterable[str]) -> frozenset[str]:
     return frozenset(hosts)
 
 
-def _framework_protected(registry: EndpointRegistry) -> bool:
-    for endpoint in registry:
+def _framework_protected(endpoints: Iterable[Endpoint]) -> bool:
+    for endpoint in endpoints:
         for revision in endpoint.revisions:
             operations: tuple[ToolRegistration | PromptRegistration | ResourceRegistration, ...] = (
                 *endpoint.tools_for(revision),
@@ -105,10 +123,7 @@ def _protector(
     keyring = settings.keyring
     if keyring is None:
         if _framework_protected(registry):
-            raise ConfigurationError(
-                "an operation uses framework-protected request state: give the server a "
-                "keyring (Keyring(...) in production, Keyring.development_ephemeral() to try it)"
-            )
+            raise ConfigurationError(_NEEDS_KEYRING)
         return None
     if not isinstance(keyring, Keyring):
         raise ConfigurationError("keyring must be a Keyring or None")
@@ -158,33 +173,21 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
             raise ConfigurationError(f"{name} must be callable or None")
     if settings.sanitizer is not None and _is_coroutine_function(settings.sanitizer):
         raise ConfigurationError("sanitizer must be a plain def, not async def")
-    runtimes = {
-        endpoint.path: Runtime(
-            endpoint=endpoint,
-            catalog=Catalog.build(
-                endpoint,
-                page_size=settings.page_size,
-                tool_list_cache=settings.tool_list_cache,
-                prompt_list_cache=settings.prompt_list_cache,
-                limits=limits,
-            ),
-            discover_cache=settings.discover_cache,
-            methods=METHODS,
-            at_once=_at_once(endpoint),
-        )
-        for endpoint in registry
-    }
     protector = _protector(registry, settings)
     sessions = _session_store(registry, settings)
+    authorizer = settings.subscription_authorizer
+    if authorizer is not None and not callable(authorizer):
+        raise ConfigurationError("subscription_authorizer must be callable or None")
+    if authorizer is None and any(endpoint.listen for endpoint in registry):
+        raise ConfigurationError(_NEEDS_AUTHORIZER)
+    if authorizer is not None and not any(endpoint.listen for endpoint in registry):
+        raise ConfigurationError(
+            "subscription_authorizer: no endpoint serves subscriptions/listen; give an endpoint "
+            "listen=True or leave subscription_authorizer unset"
+        )
     broadcaster = settings.broadcaster
-    if sessions is None:
-        if broadcaster is not None:
-            raise ConfigurationError(
-                "broadcaster: no endpoint keeps 2025 sessions, so nothing can subscribe; give "
-                "an endpoint session_revisions or leave broadcaster unset"
-            )
-    elif broadcaster is None:
-        broadcaster = MemoryBroadcaster(limits)
+    if broadcaster is None:
+        broadcaster = MemoryBroadcaster()
     events = settings.events
     if sessions is None:
         if events is not None:
@@ -194,8 +197,30 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
             )
     elif events is None:
         events = MemoryEventStore(limits)
+    deployment = settings.deployment
+    if deployment is None:
+
+        def build(endpoint: Endpoint) -> Runtime:
+            """An endpoint's runtime, its catalog pages encoded now (also for a swap)."""
+            if protector is None and _framework_protected((endpoint,)):
+                raise ConfigurationError(_NEEDS_KEYRING)
+            return Runtime(
+                endpoint=endpoint,
+                catalog=Catalog.build(
+                    endpoint,
+                    page_size=settings.page_size,
+                    tool_list_cache=settings.tool_list_cache,
+                    prompt_list_cache=settings.prompt_list_cache,
+                    limits=limits,
+                ),
+                discover_cache=settings.discover_cache,
+                methods=METHODS,
+                at_once=_at_once(endpoint),
+            )
+
+        deployment = Deployment(registry, build, Audience(limits))
     operations = Operations(
-        broadcaster=broadcaster,
+        audience=deployment.audience,
         protector=protector,
         limits=limits,
         executor=Executor(slots=limits.handler_slots, queue=limits.max_queued_requests),
@@ -204,9 +229,10 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
         sanitizer=settings.sanitizer,
     )
     return Engine(
-        registry,
-        runtimes,
+        deployment,
         operations,
+        broadcaster=broadcaster,
+        authorizer=authorizer,
         limits=limits,
         allowed_hosts=_hosts(settings.allowed_hosts),
         port=settings.port,

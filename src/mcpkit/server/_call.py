@@ -43,6 +43,8 @@ class Method:
     (no tools, say), the method is -32601."""
     session: bool = False
     """Served only inside a 2025 session: -32601 on a revision the endpoint keeps none on."""
+    listen: bool = False
+    """Served only where the endpoint serves ``subscriptions/listen`` (``Endpoint.listen``)."""
 
 
 class ToolPlan(NamedTuple):
@@ -98,6 +100,7 @@ def _offered(
             if revision in method.revisions
             and (method.capability is None or method.capability in capabilities)
             and (sessions or not method.session)
+            and (endpoint.listen or not method.listen)
         }
     )
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Final
 
 from mcpkit._grammar import OWS_CHARS
 from mcpkit.errors import InvalidRequest, ProtocolError
 from mcpkit.limits import Limits
-from mcpkit.model import Endpoint, EndpointRegistry
+from mcpkit.model import EndpointRegistry
 from mcpkit.protocol import (
     HeaderFields,
     accepts,
@@ -25,17 +25,19 @@ from mcpkit.protocol import (
     media_type_ok,
     wire_error,
 )
+from mcpkit.server._broadcast import Broadcaster
 from mcpkit.server._call import Runtime
 from mcpkit.server._conversation import STATELESS
+from mcpkit.server._deployment import Deployment
 from mcpkit.server._events import EventStore
 from mcpkit.server._http import HttpExchange, HttpRequest
+from mcpkit.server._listen import SubscriptionAuthorizer
 from mcpkit.server._operations import Operations
 from mcpkit.server._pipeline import Answer, Pipeline
 from mcpkit.server._policy import AdmissionController, CorsPolicy
 from mcpkit.server._session_routes import Asked, SessionRoutes
 from mcpkit.server._sessions import SessionStore
 from mcpkit.server._stream import Responder, respond
-from mcpkit.server._subscriptions import Broadcaster
 
 __all__ = ["Engine"]
 
@@ -71,10 +73,11 @@ class Engine:
 
     def __init__(
         self,
-        registry: EndpointRegistry,
-        runtimes: Mapping[str, Runtime],
+        deployment: Deployment,
         operations: Operations,
         *,
+        broadcaster: Broadcaster,
+        authorizer: SubscriptionAuthorizer | None,
         limits: Limits,
         allowed_hosts: frozenset[str],
         port: int | None,
@@ -83,13 +86,22 @@ class Engine:
         sessions: SessionStore | None = None,
         events: EventStore | None = None,
     ) -> None:
-        self.registry = registry
-        self._runtimes = runtimes
-        # Each endpoint's runtime under its exact path, so routing is one dict lookup.
-        self._routes = {endpoint.path: runtimes[endpoint.path] for endpoint in registry}
+        self.deployment = deployment
+        # Each endpoint's runtime under its exact path, so routing is one dict lookup; the
+        # deployment's own dict, so a swap is seen by the next request.
+        self._routes = deployment.routes
         self.operations = operations
+        self.broadcaster = broadcaster
+        """Carries the application's change events to every node (``Server.notify_*``)."""
+        broadcaster.attach(deployment.audience.receive)
         self.pipeline = Pipeline(
-            operations, limits=limits, admission=admission, sessions=sessions, events=events
+            operations,
+            limits=limits,
+            admission=admission,
+            sessions=sessions,
+            events=events,
+            audience=deployment.audience,
+            authorizer=authorizer,
         )
         self._session_routes = None if sessions is None else SessionRoutes(self.pipeline, limits)
         self._limits = limits
@@ -99,9 +111,9 @@ class Engine:
         self._cors = cors
 
     @property
-    def broadcaster(self) -> Broadcaster | None:
-        """Resource subscriptions of 2025 sessions (``None`` when no endpoint keeps them)."""
-        return self.operations.broadcaster
+    def registry(self) -> EndpointRegistry:
+        """The endpoints served now (a swap replaces it)."""
+        return self.deployment.registry
 
     @property
     def limits(self) -> Limits:
@@ -120,6 +132,7 @@ class Engine:
         self.pipeline.stopping = True
         if self._session_routes is not None:
             self._session_routes.wake_all()  # open session streams end now
+        self.deployment.audience.end_listens()  # each ends with its complete result
         return await self.operations.executor.drain(budget, hurry=hurry)
 
     async def startup(self) -> None:
@@ -131,8 +144,9 @@ class Engine:
     async def shutdown(self) -> None:
         self.operations.executor.shutdown()
 
-    def runtime(self, endpoint: Endpoint) -> Runtime:
-        return self._runtimes[endpoint.path]
+    def runtime(self, path: str) -> Runtime:
+        """The runtime serving ``path`` now (``KeyError`` when none does)."""
+        return self._routes[path]
 
     # --- HTTP -------------------------------------------------------------------------------
 

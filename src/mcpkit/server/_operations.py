@@ -54,6 +54,7 @@ from mcpkit.protocol import (
     result_message,
 )
 from mcpkit.schema import EvaluationGate
+from mcpkit.server._audience import Audience
 from mcpkit.server._call import Call, Method, ToolPlan
 from mcpkit.server._continuation import (
     Continuation,
@@ -77,6 +78,7 @@ from mcpkit.server._invoke import (
     tool_job,
     value_job,
 )
+from mcpkit.server._listen import LISTEN, read_listen
 from mcpkit.server._params import (
     CompletionArgs,
     read_completion,
@@ -90,7 +92,6 @@ from mcpkit.server._params import (
 from mcpkit.server._policy import Interceptor, ResultSanitizer
 from mcpkit.server._protection import RequestStateProtector
 from mcpkit.server._sessions import Session
-from mcpkit.server._subscriptions import Broadcaster
 
 __all__ = ["METHODS", "Operations", "read_params"]
 
@@ -113,11 +114,11 @@ class Operations:
         interceptor: Interceptor | None,
         sanitizer: ResultSanitizer | None,
         protector: RequestStateProtector | None = None,
-        broadcaster: Broadcaster | None = None,
+        audience: Audience | None = None,
     ) -> None:
         self.protector = protector
-        self.broadcaster = broadcaster
-        """Resource subscriptions of 2025 sessions; ``None`` when no endpoint keeps sessions."""
+        self.audience = audience
+        """Who hears of which change (2025 session subscriptions among them)."""
         self.limits = limits
         self.executor = executor
         self.gate = gate
@@ -402,16 +403,16 @@ class Operations:
         otherwise); the session is then sent ``notifications/resources/updated`` for it."""
         uri: str = call.args
         session = call.conversation
-        assert isinstance(session, Session) and self.broadcaster is not None  # Method.session
+        assert isinstance(session, Session) and self.audience is not None  # Method.session
         if call.runtime.endpoint.find_resource(uri, call.revision, limits=self.limits) is None:
             raise ResourceNotFound(uri)
-        self.broadcaster.subscribe(session, uri)
+        self.audience.subscribe(session, uri)
         return await self._empty(call)
 
     async def _unsubscribe(self, call: Call) -> bytes:
         session = call.conversation
-        assert isinstance(session, Session) and self.broadcaster is not None  # Method.session
-        self.broadcaster.unsubscribe(session, call.args)
+        assert isinstance(session, Session) and self.audience is not None  # Method.session
+        self.audience.unsubscribe(session, call.args)
         return await self._empty(call)
 
     # --- operations -------------------------------------------------------------------------
@@ -591,6 +592,14 @@ class Operations:
 
 # --- the method table ---------------------------------------------------------------------
 
+
+async def _streamed(operations: Operations, call: Call) -> bytes:
+    """The answer of a method the pipeline serves itself as a stream (``subscriptions/listen``):
+    never dispatched here."""
+    log.error("mcpkit: a streamed method was dispatched as an operation")
+    raise InternalError()
+
+
 _HANDSHAKE: Final = frozenset(revision for revision in Revision if not profile(revision).stateless)
 _STATELESS: Final = frozenset(revision for revision in Revision if profile(revision).stateless)
 _EVERY: Final = frozenset(Revision)
@@ -612,6 +621,7 @@ METHODS: Final = (
     Method(
         "resources/unsubscribe", _HANDSHAKE, read_uri, Operations._unsubscribe, "resources", True
     ),
+    Method(LISTEN, _STATELESS, read_listen, _streamed, listen=True),
 )
 """Every request method the server answers, one row each (``Method``): adding a method is a
 row here plus its operation above."""

@@ -11,6 +11,7 @@ none.  Each transport remembers what it must between messages in its ``Conversat
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import inspect
 import logging
@@ -21,10 +22,12 @@ from mcpkit.errors import (
     InternalError,
     InvalidParams,
     InvalidRequest,
+    MethodNotFound,
     Overloaded,
     ProtocolError,
     SessionNotFound,
     SessionRequired,
+    SubscriptionDenied,
     UnsupportedProtocolVersion,
 )
 from mcpkit.json import JsonObject, decode, encode
@@ -50,10 +53,20 @@ from mcpkit.protocol import (
     supported,
     wire_error,
 )
+from mcpkit.server._audience import Audience
+from mcpkit.server._broadcast import ChangeKind
 from mcpkit.server._call import Call, Runtime
 from mcpkit.server._conversation import STATELESS, Conversation
 from mcpkit.server._events import EventStore, Journal
 from mcpkit.server._http import HttpRequest
+from mcpkit.server._listen import (
+    LISTEN,
+    Lease,
+    Listener,
+    ListenFilter,
+    SubscriptionAuthorizer,
+    SubscriptionRequest,
+)
 from mcpkit.server._operations import Operations, read_params
 from mcpkit.server._policy import AdmissionController, AdmissionRequest, Admitted, Rejected
 from mcpkit.server._sessions import Session, SessionStore
@@ -167,6 +180,10 @@ class Channel(Protocol):
         """The request is a 2025 session's (HTTP): its stream is resumable through
         ``journal``, and the client leaving no longer sets ``disconnected``."""
 
+    async def listen(self, listener: Listener) -> None:
+        """The request is an admitted ``subscriptions/listen``: write its stream
+        (``Listener.run``) until it ends."""
+
 
 class Pipeline:
     """The transport-neutral groups, over the endpoints' runtimes and the operations."""
@@ -179,8 +196,13 @@ class Pipeline:
         admission: AdmissionController | None,
         sessions: SessionStore | None = None,
         events: EventStore | None = None,
+        audience: Audience | None = None,
+        authorizer: SubscriptionAuthorizer | None = None,
     ) -> None:
         self.operations = operations
+        self.audience = audience if audience is not None else Audience(limits)
+        """Who hears of which change: the sessions and listeners of this node."""
+        self._authorizer = authorizer
         self.limits = limits
         self._admission = admission
         self.sessions = sessions
@@ -267,6 +289,9 @@ class Pipeline:
                 await channel.accepted()
                 return
             assert request_id is not None  # a request always has one
+            if method == LISTEN:
+                await self._listen(runtime, revision, request_id, args, admitted, channel, http)
+                return
             token = CancellationToken()
             tracked: Session | None = None
             stop: _Stop | None = None
@@ -455,10 +480,79 @@ class Pipeline:
         )
         session.remember(info, capabilities)
         session.events = self.events
-        broadcaster = self.operations.broadcaster
-        assert broadcaster is not None  # built with the sessions
-        broadcaster.join(session)
+        self.audience.join(session)
         return session
+
+    # --- subscriptions/listen ---------------------------------------------------------------
+
+    async def _listen(
+        self,
+        runtime: Runtime,
+        revision: Revision,
+        request_id: str | int,
+        asked: object,
+        admitted: Admitted,
+        channel: Channel,
+        http: HttpRequest | None,
+    ) -> None:
+        """An admitted ``subscriptions/listen``: honour what the endpoint can deliver, take a
+        place in the audience (``ListenQuota`` past a bound), ask the subscription authorizer
+        (``SubscriptionDenied`` unless it grants a lease), then hand the stream to the
+        transport.  No handler slot is taken: the stream only waits and writes."""
+        if LISTEN not in runtime.offered[revision]:
+            raise MethodNotFound()
+        assert isinstance(asked, ListenFilter)  # the method's reader made it
+        if len(asked.uris) > self.limits.max_listen_uris:
+            raise InvalidParams()
+        endpoint = runtime.endpoint
+        request = SubscriptionRequest(
+            endpoint=endpoint,
+            identity=admitted.identity,
+            authorization=admitted.authorization,
+            notifications=_honoured(endpoint.capabilities(revision), asked),
+            http_request=http,
+        )
+        renewal = dataclasses.replace(request, renewal=True)
+        listener = Listener(
+            request_id=request_id,
+            path=endpoint.path,
+            revision=revision,
+            owner=admitted.authorization,
+            honoured=request.notifications,
+            limits=self.limits,
+            renew=functools.partial(self._authorize, renewal),
+        )
+        audience = self.audience
+        audience.open(listener)
+        try:
+            seconds = await self._authorize(request)
+            if seconds is None:
+                raise SubscriptionDenied()
+            listener.lease = seconds  # a client gone meanwhile: the stream ends at its start
+            await channel.listen(listener)
+        finally:
+            audience.close(listener)
+
+    async def _authorize(self, request: SubscriptionRequest) -> float | None:
+        """The subscription authorizer's grant in seconds, or ``None``: it denied, failed,
+        returned anything but a ``Lease`` or took over ``subscription_check_timeout_seconds``
+        (all a denial, logged without detail when it is the application's fault)."""
+        authorizer = self._authorizer
+        assert authorizer is not None  # the engine refuses listen endpoints without one
+        try:
+            decision = authorizer(request)  # a plain def runs on the loop: it must be quick
+            if inspect.isawaitable(decision):
+                timeout = self.limits.subscription_check_timeout_seconds
+                decision = await asyncio.wait_for(decision, timeout)
+        except Exception as error:
+            log.error("mcpkit: subscription authorizer failed with %s", type(error).__name__)
+            return None
+        if decision is None:
+            return None
+        if not isinstance(decision, Lease):
+            log.error("mcpkit: subscription authorizer returned %s", type(decision).__name__)
+            return None
+        return decision.seconds
 
     def end(self, session: Session) -> None:
         """End ``session`` (``DELETE``)."""
@@ -564,6 +658,18 @@ def notified(envelope: Envelope, conversation: Conversation) -> None:
     """A notification the server acts on: a cancel stops the conversation's request."""
     if envelope.method == _CANCELLED and envelope.params is not None:
         conversation.cancel(envelope.params.get("requestId"))
+
+
+def _honoured(capabilities: JsonObject, asked: ListenFilter) -> ListenFilter:
+    """The part of a listen's filter the endpoint delivers on its revision: list changes of
+    the kinds it has, and resource updates when it has resources."""
+    has = {
+        ChangeKind.TOOLS: "tools" in capabilities,
+        ChangeKind.PROMPTS: "prompts" in capabilities,
+        ChangeKind.RESOURCES: "resources" in capabilities,
+    }
+    kinds = frozenset(kind for kind in asked.kinds if has[kind])
+    return ListenFilter(kinds, asked.uris if has[ChangeKind.RESOURCES] else ())
 
 
 def newest(served: frozenset[Revision]) -> Revision:

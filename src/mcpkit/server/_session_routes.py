@@ -30,11 +30,10 @@ from mcpkit.server._http import HttpExchange, HttpRequest, Signal
 from mcpkit.server._pipeline import Pipeline, newest, wire_headers
 from mcpkit.server._policy import Rejected
 from mcpkit.server._sessions import Session
-from mcpkit.server._stream import SSE_HEADERS, respond
+from mcpkit.server._stream import KEEPALIVE, SSE_HEADERS, respond
 
 __all__ = ["Asked", "SessionRoutes"]
 
-_KEEPALIVE: Final = b": keep-alive\n\n"
 _STANDALONE: Final = 0  # the number of a session's standalone stream (``_events``)
 
 
@@ -162,7 +161,7 @@ class SessionRoutes:
             try:
                 await asyncio.wait_for(wake.wait(), keepalive)
             except TimeoutError:
-                await exchange.write(_KEEPALIVE, more=True)
+                await exchange.write(KEEPALIVE, more=True)
         await exchange.write(b"", more=False)
 
     async def _follow(
@@ -205,7 +204,7 @@ class SessionRoutes:
                 try:
                     await asyncio.wait_for(watcher.wait(), keepalive)
                 except TimeoutError:
-                    await exchange.write(_KEEPALIVE, more=True)
+                    await exchange.write(KEEPALIVE, more=True)
             await exchange.write(b"", more=False)
         finally:
             session.streams_open -= 1

@@ -28,8 +28,8 @@ from mcpkit.model import Revision
 from mcpkit.server._conversation import Conversation
 
 if TYPE_CHECKING:
+    from mcpkit.server._audience import Audience
     from mcpkit.server._events import EventStore
-    from mcpkit.server._subscriptions import Broadcaster
 
 __all__ = ["MemorySessionStore", "Session", "SessionStore"]
 
@@ -46,7 +46,7 @@ class Session(Conversation):
     its ``initialize``, the log level it chose, and its calls in flight."""
 
     __slots__ = (
-        "_calls", "_lock", "_loop", "_outbox", "_wake", "_watchers", "broadcaster",
+        "_calls", "_lock", "_loop", "_outbox", "_wake", "_watchers", "audience",
         "client_capabilities", "client_info", "created", "ended", "events", "id", "owner",
         "path", "primed", "running", "streams_open", "subscription_bytes", "subscriptions",
         "touched",
@@ -66,10 +66,10 @@ class Session(Conversation):
         self.client_capabilities: JsonObject | None = None
         self._calls: dict[str | int, Callable[[], None]] = {}
         self.subscriptions: set[str] = set()
-        """The resource URIs subscribed to (kept by the ``Broadcaster``)."""
+        """The resource URIs subscribed to (kept by the ``Audience``)."""
         self.subscription_bytes = 0
-        self.broadcaster: Broadcaster | None = None
-        """Set by the first subscription: told when the session ends."""
+        self.audience: Audience | None = None
+        """Set when the session joins its endpoint's audience: told when the session ends."""
         self.events: EventStore | None = None
         """Where its streams' events are kept for replay (set when it opens): told when the
         session ends."""
@@ -127,8 +127,8 @@ class Session(Conversation):
         for stop in calls.values():
             stop()
         self.hang_up()
-        if self.broadcaster is not None:
-            self.broadcaster.forget(self)
+        if self.audience is not None:
+            self.audience.forget(self)
         if self.events is not None:
             self.events.forget(self.id)
         self.appended()  # resumed streams see the end

@@ -37,6 +37,7 @@ from mcpkit.server._conversation import Conversation
 from mcpkit.server._engine import Engine
 from mcpkit.server._events import Journal
 from mcpkit.server._http import Signal, Writer
+from mcpkit.server._listen import Listener
 from mcpkit.server._pipeline import notified
 
 __all__ = ["StdioConnection"]
@@ -56,11 +57,12 @@ class _Flight:
     written.  ``token`` is the handler's cancellation token, once the call is built.
     """
 
-    __slots__ = ("id", "settled", "stopped", "token")
+    __slots__ = ("id", "listener", "settled", "stopped", "token")
 
     def __init__(self, request_id: str | int) -> None:
         self.id = request_id
         self.token: CancellationToken | None = None
+        self.listener: Listener | None = None  # a subscriptions/listen's stream
         self.stopped = Signal()
         self.settled = False
 
@@ -123,7 +125,7 @@ class StdioConnection(Conversation):
     def __init__(self, engine: Engine, runtime: Runtime) -> None:
         super().__init__()
         self._engine = engine
-        self._runtime = runtime
+        self._path = runtime.endpoint.path  # its runtime is looked up per line: swaps apply
         self._flights: set[_Flight] = set()
         self._outbox: _Outbox | None = None  # made on the loop by the first request
 
@@ -134,7 +136,8 @@ class StdioConnection(Conversation):
     async def receive(self, line: bytes, write: Writer) -> None:
         channel = _Line(self, write)
         try:
-            await self._engine.pipeline.handle(self._runtime, line, channel, self)
+            runtime = self._engine.runtime(self._path)
+            await self._engine.pipeline.handle(runtime, line, channel, self)
         finally:
             if channel.flight is not None:
                 self._flights.discard(channel.flight)
@@ -168,14 +171,19 @@ class StdioConnection(Conversation):
             notified(envelope, self)  # a cancel still cancels; any other is dropped
 
     async def shutdown(self, write: Writer) -> int:
-        """Stop every request not yet settled and answer it with the overload error; return
-        how many there were.  Requests the client cancelled stay unanswered."""
+        """Stop every request not yet settled and answer it with the overload error (a listen:
+        with its ``complete`` result, its graceful end); return how many there were.
+        Requests the client cancelled stay unanswered."""
         self.hang_up()
         stopped = [flight for flight in self._flights if flight.settle()]
         for flight in stopped:
             flight.stop()
         for flight in stopped:
-            await write(error_message(flight.id, _OVERLOADED))
+            listener = flight.listener
+            if listener is None:
+                await write(error_message(flight.id, _OVERLOADED))
+            else:
+                await write(listener.completion())
         return len(stopped)
 
     def remember(self, client_info: JsonValue, capabilities: JsonValue) -> None:
@@ -276,6 +284,32 @@ class _Line:
 
     def keep(self, journal: Journal) -> None:  # pragma: no cover - no sessions here
         """stdio has no streams to resume (the process is the conversation)."""
+
+    async def listen(self, listener: Listener) -> None:
+        """A ``subscriptions/listen``: its messages go out as lines among the other traffic,
+        with no keep-alives (a pipe does not idle out), until it ends with its ``complete``
+        result (even when it was cut off because the client stopped reading), or with nothing
+        more once the client cancelled it."""
+        flight = self.flight
+        assert flight is not None  # a listen is a request
+        flight.listener = listener
+        connection_write = self._write
+
+        async def write(frame: bytes | None, last: bool) -> None:
+            if frame is None:
+                return  # a pipe does not idle out
+            if last:
+                if not flight.settle():
+                    return  # cancelled, or answered by a shutdown, meanwhile
+            elif flight.settled:
+                return
+            await connection_write(frame)
+
+        await listener.run(flight.stopped, write)
+        if flight.settle():
+            # Cut off (the client stopped reading stdout): it still gets its answer, as every
+            # request not cancelled does, once the pipe has room.
+            await connection_write(listener.completion())
 
     async def abandon(self) -> None:  # pragma: no cover - stdio requests are never tracked
         """A cancelled request writes nothing: ``cancel`` settled it."""

@@ -31,6 +31,7 @@ from typing import Final, TypeVar
 from mcpkit.protocol import Envelope, sse_event
 from mcpkit.server._events import Journal
 from mcpkit.server._http import HttpExchange, Signal
+from mcpkit.server._listen import Listener
 
 __all__ = ["JSON_HEADERS", "RETRY_AFTER", "SSE_HEADERS", "Responder", "base_headers", "respond"]
 
@@ -45,6 +46,8 @@ SSE_HEADERS: Final = (
     NO_STORE,
     (b"x-accel-buffering", b"no"),
 )
+KEEPALIVE: Final = b": keep-alive\n\n"
+"""An SSE comment: written on an idle stream so that proxies do not close it."""
 T = TypeVar("T")
 
 
@@ -227,6 +230,20 @@ class Responder:
             await self._exchange.start(200, [*SSE_HEADERS, *self._extra])
         await self._exchange.write(b"", more=False)
         self._end_journal()
+
+    async def listen(self, listener: Listener) -> None:
+        """A ``subscriptions/listen`` stream: its events, keep-alive comments between them, and
+        its ``complete`` result as the last event.  A stream that ends otherwise (the client
+        left, or it was cut off because the client does not read) is left unfinished, so the
+        server closes the connection."""
+        self._committed = True
+        exchange = self._exchange
+        await exchange.start(200, [*SSE_HEADERS, *self._extra])
+
+        async def write(frame: bytes | None, last: bool) -> None:
+            await exchange.write(KEEPALIVE if frame is None else sse_event(frame), more=not last)
+
+        await listener.run(self.disconnected, write)
 
     async def run(self, work: Awaitable[T], token: object = None) -> T:
         """Await ``work``; the notifications it queues meanwhile are written in order by a

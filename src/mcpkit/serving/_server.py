@@ -26,6 +26,8 @@ from mcpkit.protocol import DEFAULT_PAGE_SIZE
 from mcpkit.server import (
     AdmissionController,
     Broadcaster,
+    Change,
+    ChangeKind,
     CorsPolicy,
     Engine,
     EngineSettings,
@@ -35,6 +37,7 @@ from mcpkit.server import (
     ResultSanitizer,
     SessionStore,
     StdioConnection,
+    SubscriptionAuthorizer,
     build_engine,
 )
 from mcpkit.transports import McpApp
@@ -147,7 +150,6 @@ def _check(
 class Server:
     """An MCP server for one registry; see the module docstring."""
 
-    registry: EndpointRegistry
     engine: Engine
 
     def __init__(
@@ -170,6 +172,7 @@ class Server:
         sessions: SessionStore | None = None,
         broadcaster: Broadcaster | None = None,
         events: EventStore | None = None,
+        subscription_authorizer: SubscriptionAuthorizer | None = None,
         loop: EventLoop = "asyncio",
         drain_seconds: float = 30.0,
     ) -> None:
@@ -192,6 +195,7 @@ class Server:
             sessions=sessions,
             broadcaster=broadcaster,
             events=events,
+            subscription_authorizer=subscription_authorizer,
         )
         self._build(
             registry,
@@ -202,10 +206,14 @@ class Server:
 
     def _build(self, registry: EndpointRegistry, settings: _Settings) -> None:
         """The constructor's second half, from checked settings; ``configured()`` starts here."""
-        self.registry = registry
         self._settings = settings
         self.engine = build_engine(registry, settings.engine)
         self._app = McpApp(self.engine)
+
+    @property
+    def registry(self) -> EndpointRegistry:
+        """The endpoints served now (``swap`` replaces them)."""
+        return self.engine.registry
 
     @property
     def host(self) -> str:
@@ -237,8 +245,9 @@ class Server:
     ) -> Server:
         """The same server on another address, loop or drain budget (what ``mcpkit serve
         --host/--port/--loop/--drain`` uses), with a new engine (the port is one of its
-        settings) over the same session and event stores and broadcaster: an application that calls
-        ``notify_resource_updated`` on this server reaches the sessions of the new one."""
+        settings) over the same endpoints, session and event stores and broadcaster: an
+        application that calls ``swap`` or ``notify_resource_updated`` on this server reaches
+        the clients of the new one."""
         now = self._settings
         host = now.host if host is None else host
         port = now.port if port is None else port
@@ -260,17 +269,33 @@ class Server:
                     sessions=self.engine.pipeline.sessions,
                     broadcaster=self.engine.broadcaster,
                     events=self.engine.pipeline.events,
+                    deployment=self.engine.deployment,
                 ),
             ),
         )
         return server
 
-    def notify_resource_list_changed(self, path: str | None = None) -> int:
-        """Tell the 2025 sessions of the endpoint at ``path`` (every endpoint when ``None``)
-        that its resource list changed: ``notifications/resources/list_changed`` on each one's
-        ``GET`` stream, queued until the stream opens (one at a time).  Only a resource list
-        handler's answer can change, so only such endpoints promise ``listChanged``; returns
-        how many sessions were told; callable from any thread."""
+    def swap(self, target: object) -> None:
+        """Serve new endpoints in place of the ones at their paths, while the server runs:
+        ``target`` is an ``Endpoint``, an ``@endpoint`` class, a registry or a list of them.
+
+        Each endpoint must be at a path served now, with the same revisions, session revisions
+        and ``listen`` as the one it replaces.  The new catalog pages are built in the calling
+        thread (call it from a thread, or a ``def`` handler, rather than from the event loop if
+        the catalog is large); then each path switches at once: requests already routed finish
+        on the endpoint they started with, the next request gets the new one, and list cursors
+        of the old catalog are refused with -32602.  Every 2025 session and listen stream of
+        the endpoint whose tool, prompt or resource lists changed is told
+        (``notifications/…/list_changed``).  A refusal (``ConfigurationError``) changes
+        nothing.  Callable from any thread."""
+        self.engine.deployment.swap(list(registry_of(target)))
+
+    def notify_resource_list_changed(self, path: str | None = None) -> None:
+        """Tell the clients of the endpoint at ``path`` (every endpoint when ``None``) that its
+        resource list changed: ``notifications/resources/list_changed`` on each 2025 session's
+        ``GET`` stream and each listen stream that asked for it, through the broadcaster (so
+        on every node).  Use it when a resource list handler's answer changes; a ``swap``
+        tells them itself.  Callable from any thread."""
         if path is not None and not isinstance(path, str):
             raise TypeError("notify_resource_list_changed: path must be a str or None")
         endpoints = list(self.registry)
@@ -281,23 +306,20 @@ class Server:
                     "notify_resource_list_changed: no endpoint is served at that path"
                 )
         broadcaster = self.engine.broadcaster
-        if broadcaster is None:
-            return 0
-        return sum(
-            broadcaster.resource_list_changed(endpoint.path)
-            for endpoint in endpoints
-            if any(endpoint.resource_list_for(revision) for revision in endpoint.session_revisions)
-        )
+        for endpoint in endpoints:
+            if any("resources" in endpoint.capabilities(rev) for rev in endpoint.revisions):
+                broadcaster.publish(Change(ChangeKind.RESOURCES, endpoint.path))
 
-    def notify_resource_updated(self, uri: str) -> int:
-        """Tell the 2025 sessions subscribed to ``uri`` (``resources/subscribe``) that the
-        resource changed: ``notifications/resources/updated`` on each one's ``GET`` stream,
-        queued until the stream opens (one per URI).  Returns how many sessions were told;
-        callable from any thread, a handler's included."""
+    def notify_resource_updated(self, uri: str) -> None:
+        """Tell the clients following the resource at ``uri`` that it changed:
+        ``notifications/resources/updated`` on the ``GET`` stream of each 2025 session
+        subscribed to it (``resources/subscribe``) and on each listen stream whose
+        ``resourceSubscriptions`` name it, through the broadcaster (so on every node).  URIs
+        are compared in RFC 3986 normal form (scheme and host case, percent-encoding).
+        Callable from any thread, a handler's included."""
         if not isinstance(uri, str):
             raise TypeError("notify_resource_updated: uri must be a str")
-        broadcaster = self.engine.broadcaster
-        return 0 if broadcaster is None else broadcaster.resource_updated(uri)
+        self.engine.broadcaster.publish(Change(ChangeKind.RESOURCE, uri=uri))
 
     def asgi(self) -> McpApp:
         """The pure ASGI app; it needs no lifespan events and mounts anywhere."""
@@ -374,7 +396,7 @@ class Server:
             if found is None:
                 raise ConfigurationError("Server.stdio: no endpoint has that path")
             endpoint = found
-        return StdioConnection(self.engine, self.engine.runtime(endpoint))
+        return StdioConnection(self.engine, self.engine.runtime(endpoint.path))
 
     def run_stdio(self, path: str | None = None) -> bool:
         """Serve one endpoint over stdin/stdout until stdin closes; ``True`` when requests

@@ -14,6 +14,9 @@ enforces the HTTP fields of a ``Limits``:
   when none is idle the new one is refused;
 * the origin form of the request target only, and no protocol upgrade.
 
+A request whose head completes in a chunk starts once the chunk is parsed, with its first step
+run at once rather than on the loop's next turn (``start_eagerly``): most are answered in it.
+
 Every refusal is a fixed answer that echoes nothing, followed by closing the connection, and is
 logged at DEBUG only, so a client cannot fill the server's log.
 """
@@ -21,18 +24,23 @@ logged at DEBUG only, so a client cannot fill the server's log.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import itertools
 import logging
-from typing import Any, ClassVar, Final, NoReturn
+from typing import TYPE_CHECKING, Any, ClassVar, Final, NoReturn
 
 import httptools
 from uvicorn.config import Config
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 from uvicorn.server import ServerState
 
 from mcpkit.errors import InvalidRequest, Overloaded
 from mcpkit.limits import Limits
 from mcpkit.protocol import error_message
+from mcpkit.transports._eager import start_eagerly
+
+if TYPE_CHECKING:
+    from uvicorn._types import ASGI3Application
 
 __all__ = ["GuardedProtocol", "guarded_protocol"]
 
@@ -105,6 +113,8 @@ class GuardedProtocol(HttpToolsProtocol):
     """The server's idle connections, oldest first (a dict keeps insertion order)."""
 
     _refusal: bytes = BAD_REQUEST  # what a stopped parser is answered with
+    _parsing = False  # a chunk is being fed to the parser
+    _ready: tuple[RequestResponseCycle, ASGI3Application] | None = None  # a request to start
 
     def __init__(
         self,
@@ -161,6 +171,7 @@ class GuardedProtocol(HttpToolsProtocol):
                 self.timeout_keep_alive_task = None
         size = self._chunk = len(data)
         room = self._head_room
+        self._parsing = True
         try:
             if size <= room:  # the usual case: one feed, no copy
                 self._head_room = room - size
@@ -169,9 +180,38 @@ class GuardedProtocol(HttpToolsProtocol):
                 self._feed_within_budget(data)
         except (httptools.HttpParserError, httptools.HttpParserUpgrade):
             self._refuse(self._refusal)
+        else:
+            if self._phase:
+                self._wait()
+        finally:
+            self._parsing = False
+        ready = self._ready
+        if ready is not None:  # after the checks, as a task would start after this callback
+            self._ready = None
+            self._start_eagerly(*ready)
+
+    def _start_asgi_task(self, cycle: RequestResponseCycle, app: ASGI3Application) -> None:
+        # uvicorn starts a request when its head is complete, from the parser, and when a
+        # request pipelined behind a response gets its turn.  The first only takes note: the
+        # request starts once its chunk is parsed (its body may be in it too).
+        if self._parsing:
+            self._ready = (cycle, app)
+        else:
+            HttpToolsProtocol._start_asgi_task(self, cycle, app)
+
+    def _start_eagerly(self, cycle: RequestResponseCycle, app: ASGI3Application) -> None:
+        """Start a request as uvicorn does, but with its task's first step run right away:
+        a request answered in it (most are) needs no task, and a loop turn less."""
+        if self.loop.get_task_factory() is not None:  # it expects to make every task
+            HttpToolsProtocol._start_asgi_task(self, cycle, app)
             return
-        if self._phase:
-            self._wait()
+        # uvicorn's option: each request in a fresh context rather than a copy of this one.
+        fresh = self.config.reset_contextvars
+        context = contextvars.Context() if fresh else contextvars.copy_context()
+        task = start_eagerly(self.loop, cycle.run_asgi(app), context)
+        if task is not None:  # it waits: tracked as uvicorn tracks its tasks
+            task.add_done_callback(self.tasks.discard)
+            self.tasks.add(task)
 
     def _feed_within_budget(self, data: bytes) -> None:
         """Feed a chunk larger than the head's remaining budget: only the budget while a head

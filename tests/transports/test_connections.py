@@ -720,6 +720,7 @@ class Harness:
 
     def lose(self, protocol: GuardedProtocol, exc: Exception | None = None) -> None:
         protocol.connection_lost(exc)
+        assert protocol._keep_alive_timer is None  # no timer outlives its connection
 
 
 def post(body: bytes = b"{}", target: bytes = b"/mcp", extra: bytes = b"") -> bytes:
@@ -729,12 +730,13 @@ def post(body: bytes = b"{}", target: bytes = b"/mcp", extra: bytes = b"") -> by
     )  # fmt: skip
 
 
-def timers(protocol: GuardedProtocol) -> list[asyncio.TimerHandle | None]:
+def timers(protocol: GuardedProtocol) -> list[asyncio.TimerHandle | float | None]:
+    """The deadlines armed: the head's, the body's, the writer's and the keep-alive one."""
     return [
         protocol._header_timer,
         protocol._body_timer,
         protocol._write_timer,
-        protocol.timeout_keep_alive_task,
+        protocol._keep_alive_until,
     ]
 
 
@@ -761,7 +763,7 @@ def test_a_request_in_one_chunk_arms_no_timer() -> None:
         await settle()
         assert transport.written.endswith(b"\r\n\r\none")
         assert list(harness.cls.idle_connections) == [protocol]
-        assert protocol.timeout_keep_alive_task is not None  # uvicorn's own, while idle
+        assert protocol._keep_alive_until is not None  # while idle
         app.gate.clear()
         protocol.data_received(post(b"two"))
         assert timers(protocol) == [None, None, None, None]  # nothing armed while busy
@@ -1072,7 +1074,46 @@ def test_the_keep_alive_timeout_closes_and_forgets_an_idle_connection() -> None:
         assert list(harness.cls.idle_connections) == [protocol]
         await asyncio.sleep(0.1)
         assert transport.closing and transport.written.count(b"HTTP/1.1") == 1
-        assert harness.cls.idle_connections == {} and protocol.timeout_keep_alive_task is None
+        assert harness.cls.idle_connections == {} and protocol._keep_alive_until is None
+        harness.lose(protocol)
+
+    run(scenario)
+
+
+def test_the_keep_alive_timeout_runs_from_the_last_response_with_one_timer() -> None:
+    async def scenario() -> None:
+        harness = Harness(Limits(keep_alive_timeout_seconds=0.2))
+        protocol, transport = harness.connect()
+        protocol.data_received(post(b"one"))
+        timer = protocol._keep_alive_timer
+        assert timer is not None
+        await asyncio.sleep(0.1)
+        protocol.data_received(post(b"two"))  # the timer stays, the deadline moves
+        assert protocol._keep_alive_timer is timer and transport.written.endswith(b"two")
+        await asyncio.sleep(0.15)  # the first deadline has passed: set again, not closed
+        assert not transport.closing and protocol._keep_alive_timer is not timer
+        await asyncio.sleep(0.1)
+        assert transport.closing and harness.cls.idle_connections == {}
+        harness.lose(protocol)
+
+    run(scenario)
+
+
+def test_a_request_in_progress_outlasts_the_keep_alive_timeout() -> None:
+    async def scenario() -> None:
+        app = App()
+        harness = Harness(Limits(keep_alive_timeout_seconds=0.05), app)
+        protocol, transport = harness.connect()
+        protocol.data_received(post(b"one"))
+        app.gate.clear()
+        protocol.data_received(post(b"two"))
+        await asyncio.sleep(0.1)  # the timer fired while busy, and rests
+        assert not transport.closing and protocol._keep_alive_timer is None
+        app.gate.set()
+        await settle()
+        assert transport.written.endswith(b"two") and protocol._keep_alive_timer is not None
+        await asyncio.sleep(0.1)
+        assert transport.closing
         harness.lose(protocol)
 
     run(scenario)

@@ -8,7 +8,7 @@ enforces the HTTP fields of a ``Limits``:
 * a head's header fields (count and bytes) and its request target; since httptools buffers an
   unterminated field itself, the raw bytes fed to it while a head is incomplete are bounded too;
 * a deadline for each head (from the connection's opening, or a kept-alive connection's next
-  byte) and for each body, uvicorn's keep-alive timer for idle connections, and a deadline for a
+  byte) and for each body, the keep-alive timeout of idle connections, and a deadline for a
   client that stops reading a response;
 * a cap on open connections: at the cap the oldest idle connection is closed for a new one, and
   when none is idle the new one is refused;
@@ -124,8 +124,6 @@ class GuardedProtocol(HttpToolsProtocol):
         _loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         super().__init__(config, server_state, app_state, _loop)
-        # uvicorn's keep-alive timer, with the server's own (fractional) delay.
-        self.timeout_keep_alive = self.keep_alive_timeout  # type: ignore[assignment]
         self.url = b""  # the head checks may run before a first request begins
         self.headers = []
         self._phase = _AWAIT
@@ -136,6 +134,10 @@ class GuardedProtocol(HttpToolsProtocol):
         self._header_timer: asyncio.TimerHandle | None = None
         self._body_timer: asyncio.TimerHandle | None = None
         self._write_timer: asyncio.TimerHandle | None = None
+        # The keep-alive deadline (uvicorn's timer, kept here: see on_response_complete), and
+        # the one timer that watches it for the connection's whole life.
+        self._keep_alive_until: float | None = None
+        self._keep_alive_timer: asyncio.TimerHandle | None = None
 
     # --- connection ---------------------------------------------------------------------------
 
@@ -154,9 +156,10 @@ class GuardedProtocol(HttpToolsProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
         self._forget()
-        if self.timeout_keep_alive_task is not None:  # uvicorn cancels it only on a clean close
-            self.timeout_keep_alive_task.cancel()
-            self.timeout_keep_alive_task = None
+        self._keep_alive_until = None
+        if self._keep_alive_timer is not None:
+            self._keep_alive_timer.cancel()
+            self._keep_alive_timer = None
         if self._write_timer is not None:
             self._write_timer.cancel()
             self._write_timer = None
@@ -166,9 +169,7 @@ class GuardedProtocol(HttpToolsProtocol):
             self._idle = False
             del self.idle_connections[self]
             self._phase = _HEAD
-            if self.timeout_keep_alive_task is not None:
-                self.timeout_keep_alive_task.cancel()
-                self.timeout_keep_alive_task = None
+            self._keep_alive_until = None
         size = self._chunk = len(data)
         room = self._head_room
         self._parsing = True
@@ -300,13 +301,25 @@ class GuardedProtocol(HttpToolsProtocol):
         HttpToolsProtocol.on_message_complete(self)
 
     def on_response_complete(self) -> None:
-        HttpToolsProtocol.on_response_complete(self)
-        if self.timeout_keep_alive_task is not None:
-            if self._phase == _AWAIT:  # nothing of a next request yet: idle
-                self._idle = True
-                self.idle_connections[self] = None
-        elif self.transport.is_closing():
+        # uvicorn's, but for its keep-alive timer: one made per response and cancelled by the
+        # next request costs more than all the rest, so a deadline is set instead, which the
+        # connection's one timer (_keep_alive_due) checks when it fires.
+        self.server_state.total_requests += 1
+        if self.transport.is_closing():
             self._linger()
+            return
+        self._keep_alive_until = None
+        self.flow.resume_reading()
+        if self.pipeline:
+            cycle, app = self.pipeline.pop()
+            self._start_asgi_task(cycle, app)
+            return
+        until = self._keep_alive_until = self.loop.time() + self.keep_alive_timeout
+        if self._keep_alive_timer is None:
+            self._keep_alive_timer = self.loop.call_at(until, self._keep_alive_due)
+        if self._phase == _AWAIT:  # nothing of a next request yet: idle
+            self._idle = True
+            self.idle_connections[self] = None
 
     def _stop(self, answer: bytes) -> NoReturn:
         self._refusal = answer
@@ -322,9 +335,15 @@ class GuardedProtocol(HttpToolsProtocol):
         self._body_timer = None
         self._refuse(REQUEST_TIMEOUT)
 
-    def timeout_keep_alive_handler(self) -> None:
-        self.timeout_keep_alive_task = None
-        self._close()
+    def _keep_alive_due(self) -> None:
+        until = self._keep_alive_until
+        if until is None:  # a request came: the timer rests until the next response ends
+            self._keep_alive_timer = None
+        elif until > self.loop.time():  # set again since the timer was
+            self._keep_alive_timer = self.loop.call_at(until, self._keep_alive_due)
+        else:
+            self._keep_alive_timer = self._keep_alive_until = None
+            self._close()
 
     def pause_writing(self) -> None:
         super().pause_writing()

@@ -308,9 +308,9 @@ class GuardedProtocol(HttpToolsProtocol):
         if self.transport.is_closing():
             self._linger()
             return
-        self._keep_alive_until = None
         self.flow.resume_reading()
-        if self.pipeline:
+        if self.pipeline:  # the next request is here already: no keep-alive deadline
+            self._keep_alive_until = None
             cycle, app = self.pipeline.pop()
             self._start_asgi_task(cycle, app)
             return

@@ -242,9 +242,10 @@ def test_huge_content_length_is_refused_without_converting_it() -> None:
     assert engine.request.body_too_large is True
 
 
-def test_content_length_within_the_limit_reads_the_body() -> None:
+@pytest.mark.parametrize("value", [b"0000000000010", b"10", b"9"])
+def test_content_length_within_the_limit_reads_the_body(value: bytes) -> None:
     engine = FakeEngine(limits=Limits(max_request_bytes=10))
-    headers = [(b"content-type", b"x"), (b"content-length", b"0000000000010")]
+    headers = [(b"content-type", b"x"), (b"content-length", value)]
     run(engine, Peer(chunk(b"0123456789")), http_scope(headers))
     assert engine.request.body == b"0123456789"
 

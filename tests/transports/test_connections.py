@@ -9,6 +9,7 @@ on demand: a client that stops reading, pipelining, the exact slicing of a chunk
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import os
@@ -719,6 +720,7 @@ class Harness:
 
     def lose(self, protocol: GuardedProtocol, exc: Exception | None = None) -> None:
         protocol.connection_lost(exc)
+        assert protocol._keep_alive_timer is None  # no timer outlives its connection
 
 
 def post(body: bytes = b"{}", target: bytes = b"/mcp", extra: bytes = b"") -> bytes:
@@ -728,12 +730,13 @@ def post(body: bytes = b"{}", target: bytes = b"/mcp", extra: bytes = b"") -> by
     )  # fmt: skip
 
 
-def timers(protocol: GuardedProtocol) -> list[asyncio.TimerHandle | None]:
+def timers(protocol: GuardedProtocol) -> list[asyncio.TimerHandle | float | None]:
+    """The deadlines armed: the head's, the body's, the writer's and the keep-alive one."""
     return [
         protocol._header_timer,
         protocol._body_timer,
         protocol._write_timer,
-        protocol.timeout_keep_alive_task,
+        protocol._keep_alive_until,
     ]
 
 
@@ -748,18 +751,23 @@ def run(scenario: Callable[[], Awaitable[None]]) -> None:
 
 def test_a_request_in_one_chunk_arms_no_timer() -> None:
     async def scenario() -> None:
-        harness = Harness(Limits())
+        app = App()
+        harness = Harness(Limits(), app)
         protocol, transport = harness.connect()
         assert protocol._header_timer is not None  # the first head's deadline
         assert list(harness.cls.idle_connections) == [protocol]
+        app.gate.clear()
         protocol.data_received(post(b"one"))
         assert protocol.idle_connections == {} and protocol._header_timer is None
+        app.gate.set()
         await settle()
         assert transport.written.endswith(b"\r\n\r\none")
         assert list(harness.cls.idle_connections) == [protocol]
-        assert protocol.timeout_keep_alive_task is not None  # uvicorn's own, while idle
+        assert protocol._keep_alive_until is not None  # while idle
+        app.gate.clear()
         protocol.data_received(post(b"two"))
         assert timers(protocol) == [None, None, None, None]  # nothing armed while busy
+        app.gate.set()
         await settle()
         assert transport.written.endswith(b"\r\n\r\ntwo")
         harness.lose(protocol)
@@ -939,8 +947,9 @@ def test_a_body_timeout_disconnects_the_app_and_answers_408() -> None:
         assert bytes(transport.written) == REQUEST_TIMEOUT and transport.closing
         assert protocol._body_timer is None
         await settle()
-        assert app.received == [
-            {"type": "http.request", "body": b"abcd", "more_body": True},
+        assert app.received == [  # the app read the first part as soon as it arrived
+            {"type": "http.request", "body": b"abc", "more_body": True},
+            {"type": "http.request", "body": b"d", "more_body": True},
             {"type": "http.disconnect"},
         ]
         harness.lose(protocol)
@@ -1065,7 +1074,46 @@ def test_the_keep_alive_timeout_closes_and_forgets_an_idle_connection() -> None:
         assert list(harness.cls.idle_connections) == [protocol]
         await asyncio.sleep(0.1)
         assert transport.closing and transport.written.count(b"HTTP/1.1") == 1
-        assert harness.cls.idle_connections == {} and protocol.timeout_keep_alive_task is None
+        assert harness.cls.idle_connections == {} and protocol._keep_alive_until is None
+        harness.lose(protocol)
+
+    run(scenario)
+
+
+def test_the_keep_alive_timeout_runs_from_the_last_response_with_one_timer() -> None:
+    async def scenario() -> None:
+        harness = Harness(Limits(keep_alive_timeout_seconds=0.2))
+        protocol, transport = harness.connect()
+        protocol.data_received(post(b"one"))
+        timer = protocol._keep_alive_timer
+        assert timer is not None
+        await asyncio.sleep(0.1)
+        protocol.data_received(post(b"two"))  # the timer stays, the deadline moves
+        assert protocol._keep_alive_timer is timer and transport.written.endswith(b"two")
+        await asyncio.sleep(0.15)  # the first deadline has passed: set again, not closed
+        assert not transport.closing and protocol._keep_alive_timer is not timer
+        await asyncio.sleep(0.1)
+        assert transport.closing and harness.cls.idle_connections == {}
+        harness.lose(protocol)
+
+    run(scenario)
+
+
+def test_a_request_in_progress_outlasts_the_keep_alive_timeout() -> None:
+    async def scenario() -> None:
+        app = App()
+        harness = Harness(Limits(keep_alive_timeout_seconds=0.05), app)
+        protocol, transport = harness.connect()
+        protocol.data_received(post(b"one"))
+        app.gate.clear()
+        protocol.data_received(post(b"two"))
+        await asyncio.sleep(0.1)  # the timer fired while busy, and rests
+        assert not transport.closing and protocol._keep_alive_timer is None
+        app.gate.set()
+        await settle()
+        assert transport.written.endswith(b"two") and protocol._keep_alive_timer is not None
+        await asyncio.sleep(0.1)
+        assert transport.closing
         harness.lose(protocol)
 
     run(scenario)
@@ -1140,6 +1188,86 @@ def test_an_upgrade_error_from_the_parser_is_a_400() -> None:
         protocol.parser = Upgrading()  # type: ignore[assignment]
         protocol.data_received(b"x")
         assert bytes(transport.written) == BAD_REQUEST
+        harness.lose(protocol)
+
+    run(scenario)
+
+
+# --- starting a request ---------------------------------------------------------------------
+
+
+def test_a_request_answered_in_its_first_step_is_answered_before_the_callback_returns() -> None:
+    async def scenario() -> None:
+        harness = Harness(Limits())
+        protocol, transport = harness.connect()
+        protocol.data_received(post(b"one"))
+        assert transport.written.endswith(b"\r\n\r\none")
+        assert harness.state.tasks == set()  # no task was needed
+        assert list(harness.cls.idle_connections) == [protocol]
+        harness.lose(protocol)
+
+    run(scenario)
+
+
+def test_a_request_that_waits_goes_on_in_a_task_uvicorn_tracks() -> None:
+    async def scenario() -> None:
+        app = App()
+        harness = Harness(Limits(), app)
+        protocol, transport = harness.connect()
+        app.gate.clear()
+        protocol.data_received(post(b"one"))
+        assert transport.written == b"" and len(harness.state.tasks) == 1
+        app.gate.set()
+        await settle()
+        assert transport.written.endswith(b"\r\n\r\none")
+        assert harness.state.tasks == set()
+        harness.lose(protocol)
+
+    run(scenario)
+
+
+def test_under_a_task_factory_a_request_starts_as_uvicorn_starts_it() -> None:
+    made: list[object] = []
+
+    def factory(loop: asyncio.AbstractEventLoop, coro: Any, **options: Any) -> asyncio.Task[Any]:
+        made.append(coro)
+        return asyncio.Task(coro, loop=loop, **options)
+
+    async def scenario() -> None:
+        asyncio.get_running_loop().set_task_factory(factory)
+        harness = Harness(Limits())
+        protocol, transport = harness.connect()
+        protocol.data_received(post(b"one"))
+        assert transport.written == b"" and len(made) == 1  # the factory made its task
+        await settle()
+        assert transport.written.endswith(b"\r\n\r\none")
+        harness.lose(protocol)
+
+    run(scenario)
+
+
+SEEN: contextvars.ContextVar[str] = contextvars.ContextVar("SEEN", default="fresh")
+
+
+@pytest.mark.parametrize("reset", [False, True])
+def test_a_request_runs_in_a_copy_of_the_context_or_a_fresh_one(reset: bool) -> None:
+    seen: list[str] = []
+
+    class Recording(App):
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            seen.append(SEEN.get())
+            SEEN.set("the request's")
+            await super().__call__(scope, receive, send)
+
+    async def scenario() -> None:
+        harness = Harness(Limits(), Recording())
+        harness.config.reset_contextvars = reset
+        protocol, transport = harness.connect()
+        SEEN.set("the connection's")
+        protocol.data_received(post(b"one"))
+        assert transport.written.endswith(b"\r\n\r\none")
+        assert seen == ["fresh" if reset else "the connection's"]
+        assert SEEN.get() == "the connection's"  # the request's own setting stays its own
         harness.lose(protocol)
 
     run(scenario)

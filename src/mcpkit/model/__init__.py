@@ -30,6 +30,7 @@ from mcpkit.model._context import RequestLogger as RequestLogger
 from mcpkit.model._context import ToolArguments as ToolArguments
 from mcpkit.model._context import server_arguments as server_arguments
 from mcpkit.model._context import server_context as server_context
+from mcpkit.model._context import server_features as server_features
 from mcpkit.model._decorators import UriParam as UriParam
 from mcpkit.model._decorators import endpoint as endpoint
 from mcpkit.model._decorators import prompt as prompt
@@ -168,6 +169,7 @@ __all__ = (
     "resource_list",
     "server_arguments",
     "server_context",
+    "server_features",
     "structured_result",
     "tool",
     "validate_endpoint_path",

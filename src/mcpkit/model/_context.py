@@ -53,6 +53,7 @@ __all__ = [
     "ToolArguments",
     "server_arguments",
     "server_context",
+    "server_features",
 ]
 
 A = TypeVar("A")
@@ -527,3 +528,8 @@ def server_arguments(converted: A, raw: JsonObject) -> ToolArguments[A]:
 
 _unchecked_context: Final = unchecked_factory(RequestContext)
 _unchecked_arguments: Final = unchecked_factory(ToolArguments)
+server_features: Final[Callable[[tuple[object, ...]], InvocationFeatures]] = unchecked_factory(
+    InvocationFeatures
+)
+"""``InvocationFeatures`` of a tuple of features the server assembled itself (one of each type,
+its ``CancellationToken`` among them), stored without checking them again per request."""

@@ -98,10 +98,14 @@ class RequestMeta:
     trace: Mapping[str, str] = field(default_factory=lambda: _NO_TRACE, hash=False)
 
 
+_NO_META: Final = RequestMeta()
+"""The ``RequestMeta`` of every request without ``_meta``: immutable, so one serves them all."""
+
+
 def read_meta(params: JsonObject | None) -> RequestMeta:
     """Read and shape-check ``params._meta``; every failure is ``InvalidParams``."""
     if params is None or META_KEY not in params:
-        return RequestMeta()
+        return _NO_META
     meta = params[META_KEY]
     if not isinstance(meta, JsonObject):
         raise InvalidParams()

@@ -38,6 +38,7 @@ from mcpkit.model import (
     asks_for_input,
     missing_capabilities,
     server_context,
+    server_features,
 )
 from mcpkit.protocol import (
     SERVER_INFO_KEY,
@@ -253,7 +254,7 @@ class Operations:
         else:
             level = call.conversation.log_level
         if not progress_allowed or (meta.progress_token is None and level is None):
-            return InvocationFeatures(call.token)  # the common case: nothing to build
+            return server_features((call.token,))  # the common case: nothing to build
         token = call.token
         features: list[object] = [token]
         notify = call.notify
@@ -275,7 +276,7 @@ class Operations:
                 notify(notification_message("notifications/message", params, limits=limits))
 
             features.append(RequestLogger(level, message))
-        return InvocationFeatures(*features)
+        return server_features(tuple(features))
 
     async def _run(
         self, call: Call, job: Job, ctx: RequestContext, *, intercept: bool = True

@@ -256,6 +256,8 @@ def _declares_more_than(names: list[str], values: list[str], limit: int, width: 
 def _over(value: str, limit: int, width: int) -> bool:
     """Whether a ``Content-Length`` value is well formed and over ``limit`` (``width``
     digits long)."""
+    if len(value) < width:  # the usual case: too short to name that many bytes, however spelled
+        return False
     digits = value.strip().lstrip("0")
     return digits.isascii() and digits.isdigit() and (len(digits) > width or int(digits) > limit)
 

@@ -8,11 +8,14 @@ enforces the HTTP fields of a ``Limits``:
 * a head's header fields (count and bytes) and its request target; since httptools buffers an
   unterminated field itself, the raw bytes fed to it while a head is incomplete are bounded too;
 * a deadline for each head (from the connection's opening, or a kept-alive connection's next
-  byte) and for each body, uvicorn's keep-alive timer for idle connections, and a deadline for a
+  byte) and for each body, the keep-alive timeout of idle connections, and a deadline for a
   client that stops reading a response;
 * a cap on open connections: at the cap the oldest idle connection is closed for a new one, and
   when none is idle the new one is refused;
 * the origin form of the request target only, and no protocol upgrade.
+
+A request whose head completes in a chunk starts once the chunk is parsed, with its first step
+run at once rather than on the loop's next turn (``start_eagerly``): most are answered in it.
 
 Every refusal is a fixed answer that echoes nothing, followed by closing the connection, and is
 logged at DEBUG only, so a client cannot fill the server's log.
@@ -21,18 +24,23 @@ logged at DEBUG only, so a client cannot fill the server's log.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import itertools
 import logging
-from typing import Any, ClassVar, Final, NoReturn
+from typing import TYPE_CHECKING, Any, ClassVar, Final, NoReturn
 
 import httptools
 from uvicorn.config import Config
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 from uvicorn.server import ServerState
 
 from mcpkit.errors import InvalidRequest, Overloaded
 from mcpkit.limits import Limits
 from mcpkit.protocol import error_message
+from mcpkit.transports._eager import start_eagerly
+
+if TYPE_CHECKING:
+    from uvicorn._types import ASGI3Application
 
 __all__ = ["GuardedProtocol", "guarded_protocol"]
 
@@ -105,6 +113,8 @@ class GuardedProtocol(HttpToolsProtocol):
     """The server's idle connections, oldest first (a dict keeps insertion order)."""
 
     _refusal: bytes = BAD_REQUEST  # what a stopped parser is answered with
+    _parsing = False  # a chunk is being fed to the parser
+    _ready: tuple[RequestResponseCycle, ASGI3Application] | None = None  # a request to start
 
     def __init__(
         self,
@@ -114,8 +124,6 @@ class GuardedProtocol(HttpToolsProtocol):
         _loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         super().__init__(config, server_state, app_state, _loop)
-        # uvicorn's keep-alive timer, with the server's own (fractional) delay.
-        self.timeout_keep_alive = self.keep_alive_timeout  # type: ignore[assignment]
         self.url = b""  # the head checks may run before a first request begins
         self.headers = []
         self._phase = _AWAIT
@@ -126,6 +134,10 @@ class GuardedProtocol(HttpToolsProtocol):
         self._header_timer: asyncio.TimerHandle | None = None
         self._body_timer: asyncio.TimerHandle | None = None
         self._write_timer: asyncio.TimerHandle | None = None
+        # The keep-alive deadline (uvicorn's timer, kept here: see on_response_complete), and
+        # the one timer that watches it for the connection's whole life.
+        self._keep_alive_until: float | None = None
+        self._keep_alive_timer: asyncio.TimerHandle | None = None
 
     # --- connection ---------------------------------------------------------------------------
 
@@ -144,9 +156,10 @@ class GuardedProtocol(HttpToolsProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
         self._forget()
-        if self.timeout_keep_alive_task is not None:  # uvicorn cancels it only on a clean close
-            self.timeout_keep_alive_task.cancel()
-            self.timeout_keep_alive_task = None
+        self._keep_alive_until = None
+        if self._keep_alive_timer is not None:
+            self._keep_alive_timer.cancel()
+            self._keep_alive_timer = None
         if self._write_timer is not None:
             self._write_timer.cancel()
             self._write_timer = None
@@ -156,11 +169,10 @@ class GuardedProtocol(HttpToolsProtocol):
             self._idle = False
             del self.idle_connections[self]
             self._phase = _HEAD
-            if self.timeout_keep_alive_task is not None:
-                self.timeout_keep_alive_task.cancel()
-                self.timeout_keep_alive_task = None
+            self._keep_alive_until = None
         size = self._chunk = len(data)
         room = self._head_room
+        self._parsing = True
         try:
             if size <= room:  # the usual case: one feed, no copy
                 self._head_room = room - size
@@ -169,9 +181,38 @@ class GuardedProtocol(HttpToolsProtocol):
                 self._feed_within_budget(data)
         except (httptools.HttpParserError, httptools.HttpParserUpgrade):
             self._refuse(self._refusal)
+        else:
+            if self._phase:
+                self._wait()
+        finally:
+            self._parsing = False
+        ready = self._ready
+        if ready is not None:  # after the checks, as a task would start after this callback
+            self._ready = None
+            self._start_eagerly(*ready)
+
+    def _start_asgi_task(self, cycle: RequestResponseCycle, app: ASGI3Application) -> None:
+        # uvicorn starts a request when its head is complete, from the parser, and when a
+        # request pipelined behind a response gets its turn.  The first only takes note: the
+        # request starts once its chunk is parsed (its body may be in it too).
+        if self._parsing:
+            self._ready = (cycle, app)
+        else:
+            HttpToolsProtocol._start_asgi_task(self, cycle, app)
+
+    def _start_eagerly(self, cycle: RequestResponseCycle, app: ASGI3Application) -> None:
+        """Start a request as uvicorn does, but with its task's first step run right away:
+        a request answered in it (most are) needs no task, and a loop turn less."""
+        if self.loop.get_task_factory() is not None:  # it expects to make every task
+            HttpToolsProtocol._start_asgi_task(self, cycle, app)
             return
-        if self._phase:
-            self._wait()
+        # uvicorn's option: each request in a fresh context rather than a copy of this one.
+        fresh = self.config.reset_contextvars
+        context = contextvars.Context() if fresh else contextvars.copy_context()
+        task = start_eagerly(self.loop, cycle.run_asgi(app), context)
+        if task is not None:  # it waits: tracked as uvicorn tracks its tasks
+            task.add_done_callback(self.tasks.discard)
+            self.tasks.add(task)
 
     def _feed_within_budget(self, data: bytes) -> None:
         """Feed a chunk larger than the head's remaining budget: only the budget while a head
@@ -260,13 +301,25 @@ class GuardedProtocol(HttpToolsProtocol):
         HttpToolsProtocol.on_message_complete(self)
 
     def on_response_complete(self) -> None:
-        HttpToolsProtocol.on_response_complete(self)
-        if self.timeout_keep_alive_task is not None:
-            if self._phase == _AWAIT:  # nothing of a next request yet: idle
-                self._idle = True
-                self.idle_connections[self] = None
-        elif self.transport.is_closing():
+        # uvicorn's, but for its keep-alive timer: one made per response and cancelled by the
+        # next request costs more than all the rest, so a deadline is set instead, which the
+        # connection's one timer (_keep_alive_due) checks when it fires.
+        self.server_state.total_requests += 1
+        if self.transport.is_closing():
             self._linger()
+            return
+        self.flow.resume_reading()
+        if self.pipeline:  # the next request is here already: no keep-alive deadline
+            self._keep_alive_until = None
+            cycle, app = self.pipeline.pop()
+            self._start_asgi_task(cycle, app)
+            return
+        until = self._keep_alive_until = self.loop.time() + self.keep_alive_timeout
+        if self._keep_alive_timer is None:
+            self._keep_alive_timer = self.loop.call_at(until, self._keep_alive_due)
+        if self._phase == _AWAIT:  # nothing of a next request yet: idle
+            self._idle = True
+            self.idle_connections[self] = None
 
     def _stop(self, answer: bytes) -> NoReturn:
         self._refusal = answer
@@ -282,9 +335,15 @@ class GuardedProtocol(HttpToolsProtocol):
         self._body_timer = None
         self._refuse(REQUEST_TIMEOUT)
 
-    def timeout_keep_alive_handler(self) -> None:
-        self.timeout_keep_alive_task = None
-        self._close()
+    def _keep_alive_due(self) -> None:
+        until = self._keep_alive_until
+        if until is None:  # a request came: the timer rests until the next response ends
+            self._keep_alive_timer = None
+        elif until > self.loop.time():  # set again since the timer was
+            self._keep_alive_timer = self.loop.call_at(until, self._keep_alive_due)
+        else:
+            self._keep_alive_timer = self._keep_alive_until = None
+            self._close()
 
     def pause_writing(self) -> None:
         super().pause_writing()

@@ -7,7 +7,8 @@
 * ``tools101``: ``def add`` plus 100 filler tools of the same shape (101 in all), served with a
   page size of 128 so that one ``tools/list`` returns the whole catalog, as the peers do;
 * ``session``: ``async def add``, and 2025-11-25 kept in sessions (``Mcp-Session-Id``);
-* ``listen``: ``async def add``, and ``subscriptions/listen`` served (every listen granted).
+* ``listen``: ``async def add``, and ``subscriptions/listen`` served (every listen granted, up to
+  128 from one caller: the benchmark's idle listens are all anonymous).
 
 Every variant serves 2026-07-28 and 2025-11-25 on ``/mcp``.  Run it the way users do:
 ``BENCH_VARIANT=async mcpkit serve bench/http/app_mcpkit.py --port 8201`` (embedded uvicorn,
@@ -89,4 +90,5 @@ server = mcpkit.Server(
     _endpoint_class(VARIANT),
     page_size=128,
     subscription_authorizer=_grant if VARIANT == "listen" else None,
+    limits=mcpkit.Limits(max_listens_per_owner=128) if VARIANT == "listen" else mcpkit.Limits(),
 )

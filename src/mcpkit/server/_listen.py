@@ -12,8 +12,9 @@ with ``notifications/cancelled`` (stdio); nothing more is written then.
 
 The listener's queue holds one entry per notification type and resource URI: a change posted
 again before the first is written says nothing new.  Past ``max_listen_queue`` entries the
-client is not reading, and the stream is cut off (nothing more is written, not even the
-result) instead of growing; so is a write that waits longer than ``write_timeout_seconds``.
+client is not reading, and the stream is cut off instead of growing; so is a write that waits
+longer than ``write_timeout_seconds``.  Over HTTP nothing more is written then (the connection
+closes); on stdio the request still gets its ``complete`` result once the pipe has room.
 The lease is re-checked before it expires; keep-alive comments and events never extend it.
 """
 
@@ -192,8 +193,7 @@ whether it is the last one (the ``complete`` result, which ends the response).""
 
 class Listener:
     """One open listen stream: its identity, honoured filter and queue, and the loop that
-    turns them into messages (``frames``).  ``post`` and ``end`` may be called from any
-    thread."""
+    turns them into messages (``run``).  ``post`` and ``end`` may be called from any thread."""
 
     __slots__ = (
         "_ending", "_limits", "_lock", "_loop", "_meta", "_queue", "_renew", "_thread",

@@ -16,6 +16,7 @@ handler raises, returns or builds wrongly is the fixed internal error and is nev
 from __future__ import annotations
 
 import logging
+import traceback
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -124,13 +125,50 @@ def _contract_failure(what: str) -> InternalError:
     return InternalError()
 
 
-def _guard(error: BaseException) -> ProtocolError:
-    """The wire error for whatever a handler raised."""
+_LOGGED_ID_CHARS: Final = 64
+"""A request id is logged up to this many characters (a client chooses its length)."""
+
+
+def _where(ctx: object) -> str:
+    """Which operation of which endpoint a request ran, and its id, for a log line: what a
+    developer needs to find the failing handler.  Of what the client sent, only the request
+    id (cut short, and written with ``repr`` so that no line break gets through) and a
+    registered tool or prompt name appear: a resource's URI may carry anything, so its
+    handler is known by the traceback's frames instead."""
+    assert isinstance(ctx, RequestContext)  # every job passes the handler's context first
+    endpoint = getattr(ctx.endpoint, "path", None)
+    named = ctx.method in _NAMED and ctx.operation_name is not None
+    name = f" {ctx.operation_name!r}" if named else ""
+    request_id = ctx.request_id
+    if isinstance(request_id, str) and len(request_id) > _LOGGED_ID_CHARS:
+        request_id = request_id[:_LOGGED_ID_CHARS] + "..."
+    return f"{ctx.method}{name} at {endpoint!r} (request id {request_id!r})"
+
+
+_NAMED: Final = frozenset({"tools/call", "prompts/get"})
+"""The methods whose operation name is a registered one (the request named a known one)."""
+
+
+def _guard(error: BaseException, ctx: object) -> ProtocolError:
+    """The wire error for whatever a handler raised: a ``ProtocolError`` as it is, anything
+    else the fixed -32603, logged once with where it happened and the traceback's frames (the
+    client gets no detail)."""
     if isinstance(error, ProtocolError):
         return error
     if isinstance(error, Cancelled):
         return InternalError()
-    return _contract_failure(f"handler raised {type(error).__name__}")
+    # The frames say where it failed; the exception's message is left out, as it may hold
+    # what the client sent (an argument in an f-string), which the server never logs.
+    frames = "".join(traceback.format_list(traceback.extract_tb(error.__traceback__)))
+    log.error(
+        "mcpkit: the handler of %s raised %s\nTraceback (most recent call last):\n%s%s "
+        "(its message is not logged)",
+        _where(ctx),
+        type(error).__name__,
+        frames,
+        type(error).__qualname__,
+    )
+    return InternalError()
 
 
 def _check_binary(blocks: Iterable[object], limits: Limits) -> None:
@@ -215,8 +253,17 @@ def _recognise_tool(call: ToolCall, returned: object) -> CompleteResult | InputR
     if tool.shape is ToolShape.TYPED:
         if tool.output_model is None:  # pragma: no cover - typed tools always have one
             raise _contract_failure("typed tool without an output model")
-        with call.gate:
-            structured = tool.output_model.to_json(returned)
+        try:
+            with call.gate:
+                structured = tool.output_model.to_json(returned)
+        except OutputError:
+            log.error(
+                "mcpkit: the handler of %s returned %s, which its declared output type does "
+                "not accept",
+                _where(call.ctx),
+                type(returned).__name__,
+            )
+            raise
         return structured_result(structured)
     if isinstance(returned, CompleteResult):
         if not returned.is_tool:
@@ -224,7 +271,10 @@ def _recognise_tool(call: ToolCall, returned: object) -> CompleteResult | InputR
         return returned
     if isinstance(returned, InputRequiredResult):
         return returned
-    raise _contract_failure(f"a tool returned {type(returned).__name__}")
+    raise _contract_failure(
+        f"the handler of {_where(call.ctx)} returned {type(returned).__name__}; a tool without "
+        "a declared output type returns CompleteResult or InputRequiredResult"
+    )
 
 
 def _sanitize(call: ToolCall, sanitizer: ResultSanitizer, result: CompleteResult) -> CompleteResult:
@@ -271,7 +321,7 @@ def _tool_sync(call: ToolCall) -> bytes:
     try:
         returned = call.tool.handler(call.ctx, arguments, call.features)
     except BaseException as error:
-        raise _guard(error) from None
+        raise _guard(error, call.ctx) from None
     return _write_tool(call, _recognise_tool(call, returned))
 
 
@@ -285,7 +335,7 @@ async def _tool_async(call: ToolCall) -> bytes:
         # call here, it would cost a frame per request
         returned = await call.tool.handler(call.ctx, arguments, call.features)  # type: ignore[misc]
     except Exception as error:
-        raise _guard(error) from None
+        raise _guard(error, call.ctx) from None
     return _write_tool(call, _recognise_tool(call, returned))
 
 
@@ -371,14 +421,14 @@ def _job(
         try:
             returned = handler(*arguments)
         except BaseException as error:
-            raise _guard(error) from None
+            raise _guard(error, arguments[0]) from None
         return finish(returned)
 
     async def run_async() -> bytes:
         try:
             returned = await cast("Awaitable[object]", handler(*arguments))
         except Exception as error:
-            raise _guard(error) from None
+            raise _guard(error, arguments[0]) from None
         return finish(returned)
 
     return Job(run_async if is_async else run_sync, is_async, finish, is_async and at_once)

@@ -38,6 +38,7 @@ from mcpkit.errors import SessionNotFound as SessionNotFound
 from mcpkit.errors import SessionQuota as SessionQuota
 from mcpkit.errors import SessionRequired as SessionRequired
 from mcpkit.errors import SubscriptionDenied as SubscriptionDenied
+from mcpkit.errors import ToolError as ToolError
 from mcpkit.errors import TooManySessions as TooManySessions
 from mcpkit.errors import UnsupportedProtocolVersion as UnsupportedProtocolVersion
 from mcpkit.limits import DEFAULT_LIMITS as DEFAULT_LIMITS
@@ -278,6 +279,7 @@ __all__ = (
     "TooManySessions",
     "ToolAnnotations",
     "ToolArguments",
+    "ToolError",
     "ToolOutput",
     "ToolRegistration",
     "UnsupportedProtocolVersion",

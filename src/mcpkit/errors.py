@@ -34,6 +34,7 @@ Tree::
     │       │                                      session its most calls in flight
     │       └── ListenQuota           -31999  429  the caller or the server has its most
     │                                              listen streams open
+    ├── ToolError                     raised by a tool handler: an isError result with its text
     ├── Cancelled                     raised by a cancelled request's CancellationToken; never sent
     ├── ConfigurationError            invalid construction (limits, endpoints, schemas); detailed
     │   └── SchemaError               an authored schema or a Python type is outside Profile 1
@@ -81,6 +82,7 @@ __all__ = [
     "SessionRequired",
     "SubscriptionDenied",
     "TooManySessions",
+    "ToolError",
     "UnsupportedProtocolVersion",
 ]
 
@@ -334,6 +336,20 @@ class RateLimited(ProtocolError):
     jsonrpc_code = -31999
     http_status = 429
     message = "Rate limit exceeded"
+
+
+class ToolError(MCPKitError):
+    """Raised by a tool handler to fail the call with a message for the model: the call
+    answers an ``isError`` result (through the sanitizer) whose one text block is ``text``,
+    exactly as written.  It is the author's text, so it is sent: keep what the client must not
+    see back out of it.  Raised by a prompt or resource handler, it is a failure like any other
+    (-32603)."""
+
+    def __init__(self, text: str) -> None:
+        if not isinstance(text, str):
+            raise TypeError("ToolError: text must be a str")
+        super().__init__(text)
+        self.text = text
 
 
 class Cancelled(MCPKitError):

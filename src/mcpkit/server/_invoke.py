@@ -30,6 +30,7 @@ from mcpkit.errors import (
     OutputError,
     OutputFailure,
     ProtocolError,
+    ToolError,
 )
 from mcpkit.json import JsonObject
 from mcpkit.limits import Limits
@@ -320,6 +321,8 @@ def _tool_sync(call: ToolCall) -> bytes:
         return _invalid_arguments(call, error)
     try:
         returned = call.tool.handler(call.ctx, arguments, call.features)
+    except ToolError as error:
+        return _write_tool(call, CompleteResult.from_tool_error_text(error.text))
     except BaseException as error:
         raise _guard(error, call.ctx) from None
     return _write_tool(call, _recognise_tool(call, returned))
@@ -334,6 +337,8 @@ async def _tool_async(call: ToolCall) -> bytes:
         # is_async: a coroutine function (or an object whose __call__ is one); no ``cast``
         # call here, it would cost a frame per request
         returned = await call.tool.handler(call.ctx, arguments, call.features)  # type: ignore[misc]
+    except ToolError as error:
+        return _write_tool(call, CompleteResult.from_tool_error_text(error.text))
     except Exception as error:
         raise _guard(error, call.ctx) from None
     return _write_tool(call, _recognise_tool(call, returned))

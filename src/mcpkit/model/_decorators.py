@@ -26,7 +26,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from mcpkit.errors import ConfigurationError, InvalidValueError
 from mcpkit.model._completion import NO_COMPLETIONS, CompletionHandler
@@ -153,9 +153,34 @@ def _attach(spec: Spec, decorator: str) -> Callable[[_F], _F]:
     return apply
 
 
+def _named(
+    function: _F | None,
+    decorator: str,
+    spec_for: Callable[[str, str | None], Spec],
+    name: str | None,
+    description: str | None,
+) -> _F | Callable[[_F], _F]:
+    """A decorator used bare (``@tool``) or called (``@tool(...)``): the operation's name is
+    the method's unless given, and its description the method's docstring unless given."""
+
+    def apply(method: _F) -> _F:
+        if not inspect.isfunction(method):
+            return _attach(spec_for(name or "", description), decorator)(method)  # refused there
+        chosen = method.__name__ if name is None else name
+        documented = inspect.getdoc(method) if description is None else description
+        return _attach(spec_for(chosen, _text(documented)), decorator)(method)
+
+    return apply if function is None else apply(function)
+
+
+@overload
+def tool(function: _F, /) -> _F: ...
+
+
+@overload
 def tool(
     *,
-    name: str,
+    name: str | None = None,
     revisions: Collection[Revision] | None = None,
     title: str | None = None,
     description: str | None = None,
@@ -169,8 +194,30 @@ def tool(
     open_world: bool | None = None,
     input_requests: Sequence[InputRequestDeclaration] = (),
     request_state_mode: RequestStateMode | None = None,
-) -> Callable[[_F], _F]:
-    """Mark a method as a tool.
+) -> Callable[[_F], _F]: ...
+
+
+def tool(
+    function: _F | None = None,
+    /,
+    *,
+    name: str | None = None,
+    revisions: Collection[Revision] | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    annotations: ToolAnnotations | None = None,
+    icons: Sequence[Icon] = (),
+    rate_limiter: str | None = None,
+    mirror_structured_content: bool = True,
+    read_only: bool | None = None,
+    destructive: bool | None = None,
+    idempotent: bool | None = None,
+    open_world: bool | None = None,
+    input_requests: Sequence[InputRequestDeclaration] = (),
+    request_state_mode: RequestStateMode | None = None,
+) -> _F | Callable[[_F], _F]:
+    """Mark a method as a tool: ``@tool`` or ``@tool(...)``.  Its name is the method's unless
+    ``name`` is given, and its description the method's docstring unless ``description`` is.
 
     The method's business parameters become the input schema (a ``T | None`` or defaulted
     parameter is optional, ``Annotated[T, Arg(...)]`` renames and documents) and its
@@ -183,32 +230,41 @@ def tool(
     hints = (read_only, destructive, idempotent, open_world)
     if any(hint is not None for hint in hints):
         if annotations is not None:
+            where = "@tool" if name is None else f"@tool {name!r}"
             raise ConfigurationError(
-                f"@tool {name!r}: give either annotations= or the hint keywords (read_only, "
+                f"{where}: give either annotations= or the hint keywords (read_only, "
                 "destructive, idempotent, open_world), not both"
             )
         annotations = ToolAnnotations(
             read_only=read_only, destructive=destructive, idempotent=idempotent,
             open_world=open_world,
         )  # fmt: skip
-    spec = ToolSpec(
-        name=name,
-        revisions=revisions,
-        title=_text(title),
-        description=_text(description),
-        annotations=annotations,
-        icons=icons,
-        rate_limiter=_text(rate_limiter),
-        mirror_structured_content=mirror_structured_content,
-        input_requests=input_requests,
-        request_state_mode=request_state_mode,
-    )
-    return _attach(spec, "tool")
+
+    def spec_for(chosen: str, documented: str | None) -> ToolSpec:
+        return ToolSpec(
+            name=chosen,
+            revisions=revisions,
+            title=_text(title),
+            description=documented,
+            annotations=annotations,
+            icons=icons,
+            rate_limiter=_text(rate_limiter),
+            mirror_structured_content=mirror_structured_content,
+            input_requests=input_requests,
+            request_state_mode=request_state_mode,
+        )
+
+    return _named(function, "tool", spec_for, name, description)
 
 
+@overload
+def prompt(function: _F, /) -> _F: ...
+
+
+@overload
 def prompt(
     *,
-    name: str,
+    name: str | None = None,
     revisions: Collection[Revision] | None = None,
     title: str | None = None,
     description: str | None = None,
@@ -216,23 +272,42 @@ def prompt(
     completions: Mapping[str, CompletionHandler] = NO_COMPLETIONS,
     input_requests: Sequence[InputRequestDeclaration] = (),
     request_state_mode: RequestStateMode | None = None,
-) -> Callable[[_F], _F]:
-    """Mark a method as a prompt.  Its business parameters are ``str`` (required) or
-    ``str | None`` / defaulted (optional) prompt arguments; ``Annotated[str, Arg(name=,
-    title=, description=)]`` publishes another name or documentation.  ``completions`` maps
+) -> Callable[[_F], _F]: ...
+
+
+def prompt(
+    function: _F | None = None,
+    /,
+    *,
+    name: str | None = None,
+    revisions: Collection[Revision] | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    icons: Sequence[Icon] = (),
+    completions: Mapping[str, CompletionHandler] = NO_COMPLETIONS,
+    input_requests: Sequence[InputRequestDeclaration] = (),
+    request_state_mode: RequestStateMode | None = None,
+) -> _F | Callable[[_F], _F]:
+    """Mark a method as a prompt: ``@prompt`` or ``@prompt(...)``, named and described as
+    ``@tool`` is.  Its business parameters are ``str`` (required) or ``str | None`` /
+    defaulted (optional) prompt arguments; ``Annotated[str, Arg(name=, title=,
+    description=)]`` publishes another name or documentation.  ``completions`` maps
     published argument names to completion handlers; ``input_requests`` and
     ``request_state_mode`` are its multi-round declarations."""
-    spec = PromptSpec(
-        name=name,
-        revisions=revisions,
-        title=_text(title),
-        description=_text(description),
-        icons=icons,
-        completions=completions,
-        input_requests=input_requests,
-        request_state_mode=request_state_mode,
-    )
-    return _attach(spec, "prompt")
+
+    def spec_for(chosen: str, documented: str | None) -> PromptSpec:
+        return PromptSpec(
+            name=chosen,
+            revisions=revisions,
+            title=_text(title),
+            description=documented,
+            icons=icons,
+            completions=completions,
+            input_requests=input_requests,
+            request_state_mode=request_state_mode,
+        )
+
+    return _named(function, "prompt", spec_for, name, description)
 
 
 def resource(

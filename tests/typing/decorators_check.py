@@ -48,6 +48,15 @@ class Typed:
     def pages(self, cursor: str | None) -> ResourceListPage:
         raise NotImplementedError
 
+    @tool
+    def bare(self, sku: str) -> Found:
+        """Used bare: named ``bare``, described by this docstring."""
+        return Found([sku])
+
+    @prompt
+    async def bare_prompt(self, sku: str) -> PromptOutput:
+        raise NotImplementedError
+
 
 async def check(typed: Typed, ctx: RequestContext) -> None:
     # The class decorator returns the class itself.
@@ -61,6 +70,8 @@ async def check(typed: Typed, ctx: RequestContext) -> None:
     assert_type(typed.summary("s"), PromptOutput)
     assert_type(await typed.item("s"), ResourceOutput)
     assert_type(typed.pages(None), ResourceListPage)
+    assert_type(typed.bare("s"), Found)
+    assert_type(await typed.bare_prompt("s"), PromptOutput)
 
     # Parameter types, names and arity survive: each call below is an error mypy must report.
     typed.search(5)  # type: ignore[arg-type]
@@ -70,6 +81,8 @@ async def check(typed: Typed, ctx: RequestContext) -> None:
     await typed.audit(sku="s")  # type: ignore[call-arg]
     typed.summary(sku=1)  # type: ignore[arg-type]
     typed.pages()  # type: ignore[call-arg]
+    typed.bare(5)  # type: ignore[arg-type]
+    await typed.bare_prompt()  # type: ignore[call-arg]
 
     # The unbound method is assignable to its exact callable type.
     search: Callable[[Typed, str, int | None], Found] = Typed.search

@@ -49,8 +49,8 @@ import math
 import struct
 import wave
 import zlib
-from collections.abc import Mapping
-from typing import Annotated, Final
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Final, TypeVar
 from urllib.parse import quote
 
 from mcpkit import (
@@ -77,6 +77,7 @@ from mcpkit import (
     ProgressReporter,
     PromptMessage,
     PromptOutput,
+    PromptRegistration,
     RequestContext,
     RequestLogger,
     RequestStateMode,
@@ -571,11 +572,7 @@ class Everything:
     def trigger_tool_change(self) -> CompleteResult:
         # A def handler runs in a worker thread: the new catalog is built here, off the loop.
         current = _current()
-        present = any(tool.name == DYNAMIC_TOOL.name for tool in current.tools)
-        tools = [tool for tool in current.tools if tool.name != DYNAMIC_TOOL.name]
-        if not present:
-            tools = sorted((*tools, DYNAMIC_TOOL), key=lambda tool: tool.name)
-        server.swap(current.replace(tools=tools))
+        server.swap(current.replace(tools=_toggled(current.tools, DYNAMIC_TOOL)))
         return CompleteResult.from_tool_text("The tool list changed")
 
     @tool(
@@ -584,11 +581,7 @@ class Everything:
     )
     def trigger_prompt_change(self) -> CompleteResult:
         current = _current()
-        present = any(prompt.name == DYNAMIC_PROMPT.name for prompt in current.prompts)
-        prompts = [prompt for prompt in current.prompts if prompt.name != DYNAMIC_PROMPT.name]
-        if not present:
-            prompts.append(DYNAMIC_PROMPT)
-        server.swap(current.replace(prompts=prompts))
+        server.swap(current.replace(prompts=_toggled(current.prompts, DYNAMIC_PROMPT)))
         return CompleteResult.from_tool_text("The prompt list changed")
 
     # --- the 2025 client requests of the conformance suite --------------------------------
@@ -833,8 +826,17 @@ class _Dynamic:
         return PromptOutput(messages=(PromptMessage(role=Role.USER, content=text),))
 
 
+_Named = TypeVar("_Named", ToolRegistration, PromptRegistration)
 DYNAMIC_TOOL: Final = EndpointRegistry.from_classes(_Dynamic).endpoints[0].tools[0]
 DYNAMIC_PROMPT: Final = EndpointRegistry.from_classes(_Dynamic).endpoints[0].prompts[0]
+
+
+def _toggled(registered: Sequence[_Named], dynamic: _Named) -> list[_Named]:
+    """``registered`` without ``dynamic`` if it is there (by name), else with it, by name."""
+    kept = [item for item in registered if item.name != dynamic.name]
+    if len(kept) == len(registered):
+        kept.append(dynamic)
+    return sorted(kept, key=lambda item: item.name)
 
 
 def _current() -> Endpoint:

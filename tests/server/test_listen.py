@@ -821,3 +821,22 @@ def test_a_client_that_leaves_while_its_listen_is_authorized_gets_no_stream() ->
         assert partial is None  # it left before anything was written
         release.set()
         listening(server, 0)
+
+
+def test_a_long_lease_is_capped_by_the_servers_lease_limit() -> None:
+    """``subscription_lease_seconds`` caps what the authorizer grants: a grant of an hour is
+    checked again within the server's limit all the same."""
+    renewals = threading.Event()
+
+    def generous(request: SubscriptionRequest) -> Lease:
+        if request.renewal:
+            renewals.set()
+        return Lease(3600.0)
+
+    limits = Limits(subscription_lease_seconds=0.1)
+    server = served(subscription_authorizer=generous, limits=limits)
+    with TestClient(server) as client:
+        stream = listen(client)
+        assert renewals.wait(WAIT)
+        drain(client, server)
+        assert stream.result(WAIT).status == 200

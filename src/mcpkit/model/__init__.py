@@ -5,6 +5,7 @@ Everything here is immutable and validated at construction; nothing here
 knows how a revision projects a value onto the wire, which is ``mcpkit.protocol``'s job.
 """
 
+from mcpkit.model._checks import absolute_uri as absolute_uri
 from mcpkit.model._completion import Completion as Completion
 from mcpkit.model._completion import CompletionHandler as CompletionHandler
 from mcpkit.model._content import Annotations as Annotations
@@ -155,6 +156,7 @@ __all__ = (
     "Unset",
     "UriParam",
     "UriTemplate",
+    "absolute_uri",
     "asks_for_input",
     "check_input_responses",
     "check_no_overlaps",

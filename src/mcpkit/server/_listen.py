@@ -30,10 +30,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
-from mcpkit.errors import InvalidParams
+from mcpkit.errors import InvalidParams, InvalidValueError
 from mcpkit.json import JsonArray, JsonObject, JsonValue
 from mcpkit.limits import Limits
-from mcpkit.model import Endpoint, Revision
+from mcpkit.model import Endpoint, Revision, absolute_uri
 from mcpkit.protocol import notification_message, result_message
 from mcpkit.server._broadcast import ChangeKind
 from mcpkit.server._http import HttpRequest, Signal
@@ -63,8 +63,6 @@ _URIS: Final = "resourceSubscriptions"
 
 # --- the filter -----------------------------------------------------------------------------
 
-_SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
-_NOT_IN_URI: Final = re.compile(r"[\x00-\x20\x7f-\x9f]")
 _PERCENT: Final = re.compile(r"%([0-9A-Fa-f]{2})")
 _UNRESERVED: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
@@ -126,8 +124,12 @@ def read_listen(params: JsonObject) -> ListenFilter:
         raise InvalidParams()
     uris: dict[str, None] = {}
     for uri in listed:
-        if not isinstance(uri, str) or _SCHEME.match(uri) is None or _NOT_IN_URI.search(uri):
+        if not isinstance(uri, str):
             raise InvalidParams()
+        try:
+            absolute_uri(uri)  # the model's rule for every URI it holds
+        except InvalidValueError:
+            raise InvalidParams() from None
         uris[normalize_uri(uri)] = None
     return ListenFilter(frozenset(kinds), tuple(uris))
 

@@ -84,6 +84,7 @@ bench-http: venv
 	$(PY) -m bench.http.run
 	$(PY) -m bench.http.sessions
 	$(PY) -m bench.http.listens
+	$(PY) -m bench.http.tasks
 
 # 200,000 tools/call against one mcpkit server: RSS, file descriptors and threads must not grow.
 soak: venv

@@ -29,13 +29,14 @@ template ``test://template/{id}/data``.  Prompts: ``test_simple_prompt``,
 ``test_prompt_with_arguments`` (with completion of ``arg1``),
 ``test_prompt_with_embedded_resource`` and ``test_prompt_with_image``.
 
-Fixtures left out, because they need features mcpkit does not have yet:
+The tasks extension (2026-07-28): ``greet`` never runs as a task; ``slow_compute``,
+``protocol_error_job``, ``confirm_delete`` and ``multi_input`` run as one when the request
+declares the extension, ``failing_job`` only as one; ``test_tool_with_task`` gathers a name by
+multi-round input, then creates its task itself and finishes it in the background.  Tasks are
+kept in memory unless ``mcpkit serve --tasks-db FILE`` names a SQLite file.
 
-* ``test_reconnection``: resumable SSE streams (event ids, ``retry``, ``Last-Event-ID``) are
-  not supported.
-* the tasks extension tools (``greet``, ``slow_compute``, ``failing_job``,
-  ``protocol_error_job``, ``confirm_delete``, ``multi_input``, ``test_tool_with_task``): tasks
-  are another issue.
+Fixture left out: ``test_reconnection`` (SEP-1699 polling: the server closes a stream mid-call
+for the client to resume; a handler has no way to end its stream).
 
 Sync (``def``) and async (``async def``) handlers both appear: ``test_tool_with_logging``,
 ``test_tool_with_progress`` and the template resource are ``async def``, the rest are ``def``.
@@ -49,7 +50,8 @@ import math
 import struct
 import wave
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Final, TypeVar
 from urllib.parse import quote
 
@@ -68,11 +70,13 @@ from mcpkit import (
     InputRequestDeclaration,
     InputRequestKind,
     InputRequiredResult,
+    InternalError,
     InvalidParams,
     InvalidValueError,
     InvocationFeatures,
     Keyring,
     Lease,
+    MemoryTaskStore,
     MissingClientCapability,
     ProgressReporter,
     PromptMessage,
@@ -87,9 +91,14 @@ from mcpkit import (
     SamplingResponse,
     Server,
     SubscriptionRequest,
+    TaskCreatedResult,
+    TaskCreation,
+    TaskHandle,
+    TaskSupport,
     TextContent,
     TextResourceContents,
     ToolArguments,
+    ToolError,
     ToolOutput,
     ToolRegistration,
     UriParam,
@@ -137,6 +146,29 @@ CONTEXT_REQUEST: Final = _elicit("What context should the prompt use?", "context
 CAPITAL_REQUEST: Final = _sample("What is the capital of France?", 100)
 GREETING_REQUEST: Final = _sample("Say hello to the user", 50)
 ROOTS_REQUEST: Final = {"method": "roots/list"}
+
+
+DELETE_REQUEST: Final = _elicit("Delete the file?", "confirm", "boolean")
+
+
+@dataclass(frozen=True)
+class Greeting:
+    greeting: str
+
+
+_BACKGROUND: set[asyncio.Task[None]] = set()
+
+
+def _in_background(work: Coroutine[object, object, None]) -> None:
+    """Run ``work`` on the loop, kept referenced until it ends."""
+    task = asyncio.get_running_loop().create_task(work)
+    _BACKGROUND.add(task)
+    task.add_done_callback(_BACKGROUND.discard)
+
+
+async def _greet_later(handle: TaskHandle, name: str) -> None:
+    await asyncio.sleep(0.2)
+    await handle.complete(Greeting(greeting=f"Hello, {name}!"))
 
 
 def _accepted(answer: ElicitationResponse | None, field: str) -> str | None:
@@ -449,6 +481,88 @@ class Everything:
         if "elicitation" not in ctx.client_capabilities:
             raise MissingClientCapability({"elicitation": {}})
         return InputRequiredResult(input_requests={"confirm": CONFIRM_REQUEST})
+
+    # --- tasks (2026-07-28, the io.modelcontextprotocol/tasks extension) --------------------
+    # A task tool is an ordinary tool with ``task_support``: when the request declares the
+    # extension the server answers with a task handle at once and runs the same method in the
+    # background; the client polls tasks/get.
+
+    @tool(description="Greets someone, always at once (never a task)")
+    def greet(self, name: str) -> CompleteResult:
+        return CompleteResult.from_tool_text(f"Hello, {name}!")
+
+    @tool(
+        description="Works for the given number of seconds, then reports; a task when the "
+        "client can take one",
+        task_support=TaskSupport.OPTIONAL,
+    )
+    async def slow_compute(
+        self, seconds: Annotated[int, Arg(minimum=0, maximum=600)], label: str | None = None
+    ) -> CompleteResult:
+        await asyncio.sleep(seconds)  # tasks/cancel stops the coroutine here
+        return CompleteResult.from_tool_text(f"Computed {label or 'a result'} in {seconds} s")
+
+    @tool(
+        description="A job that fails as a tool after a moment (only runs as a task)",
+        revisions={Revision.V2026_07_28},
+        task_support=TaskSupport.REQUIRED,
+    )
+    async def failing_job(self) -> CompleteResult:
+        await asyncio.sleep(0.5)
+        raise ToolError("The job failed")
+
+    @tool(
+        description="A job that fails with a protocol error",
+        revisions={Revision.V2026_07_28},
+        task_support=TaskSupport.OPTIONAL,
+    )
+    async def protocol_error_job(self) -> CompleteResult:
+        await asyncio.sleep(0.1)
+        raise InternalError()
+
+    @tool(
+        description="Asks for a confirmation before it deletes the file",
+        input_requests=[InputRequestDeclaration.elicitation_form()],
+        task_support=TaskSupport.OPTIONAL,
+    )
+    def confirm_delete(
+        self, ctx: RequestContext, filename: str
+    ) -> CompleteResult | InputRequiredResult:
+        answer = ctx.elicitation("confirm")
+        if answer is None:
+            return InputRequiredResult(input_requests={"confirm": DELETE_REQUEST})
+        if not answer.accepted:
+            return CompleteResult.from_tool_text("Kept the file")
+        return CompleteResult.from_tool_text("Deleted the file")
+
+    @tool(
+        description="Asks two questions at once, then answers with both",
+        input_requests=[InputRequestDeclaration.elicitation_form()],
+        task_support=TaskSupport.OPTIONAL,
+    )
+    def multi_input(self, ctx: RequestContext) -> CompleteResult | InputRequiredResult:
+        first = _accepted(ctx.elicitation("first"), "name")
+        second = _accepted(ctx.elicitation("second"), "name")
+        if first is None or second is None:
+            asked = {"first": NAME_REQUEST, "second": NAME_REQUEST}
+            return InputRequiredResult(input_requests=asked)
+        return CompleteResult.from_tool_text(f"Got {first} and {second}")
+
+    @tool(
+        name="test_tool_with_task",
+        description="Asks for a name, then greets it from a task it creates itself",
+        revisions={Revision.V2026_07_28},
+        input_requests=[InputRequestDeclaration.elicitation_form()],
+    )
+    async def tool_with_task(
+        self, ctx: RequestContext, features: InvocationFeatures
+    ) -> TaskCreatedResult[Greeting] | InputRequiredResult:
+        name = _accepted(ctx.elicitation("user_name"), "name")
+        if name is None:
+            return InputRequiredResult(input_requests={"user_name": NAME_REQUEST})
+        handle = await features.require(TaskCreation).create()
+        _in_background(_greet_later(handle, name))  # work the application runs elsewhere
+        return TaskCreatedResult(task_id=handle.task_id)
 
     # --- multi-round input (2026-07-28, SEP-2322) -----------------------------------------
     # Each tool declares every input request it may emit; the framework checks the client's
@@ -864,4 +978,5 @@ server = Server(
     cors=CorsPolicy.loopback(),
     keyring=Keyring.development_ephemeral(),
     subscription_authorizer=grant_listen,
+    task_store=MemoryTaskStore(),  # development: tasks end with the process
 )

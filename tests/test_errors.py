@@ -90,6 +90,25 @@ WIRE_TABLE: dict[type[ProtocolError], tuple[int, int, str, type[MCPKitError]]] =
         errors.RateLimited,
     ),
     errors.SubscriptionDenied: (-31997, 403, "Subscription not authorized", ProtocolError),
+    errors.TaskNotFound: (-32602, 400, "Task not found or expired", errors.InvalidParams),
+    errors.TaskQuota: (
+        -31999,
+        429,
+        "Too many tasks; wait for some to finish and expire before starting more",
+        errors.RateLimited,
+    ),
+    errors.TaskStoreUnavailable: (
+        -32603,
+        503,
+        "Task store unavailable; retry later",
+        errors.InternalError,
+    ),
+    errors.TaskInterrupted: (
+        -31903,
+        500,
+        "The task was interrupted by a server restart; call the tool again",
+        ProtocolError,
+    ),
 }
 
 WIRE_CLASSES = list(WIRE_TABLE)

@@ -77,7 +77,13 @@ example = _load()
 ENDPOINT: Endpoint = example.registry.endpoints[0]
 
 TOOLS = {
+    "confirm_delete": ALL,
+    "failing_job": frozenset({MODERN}),
+    "greet": ALL,
     "json_schema_2020_12_tool": ALL,
+    "multi_input": ALL,
+    "protocol_error_job": frozenset({MODERN}),
+    "slow_compute": ALL,
     "test_audio_content": ALL,
     "test_elicitation": ALL,
     "test_elicitation_sep1034_defaults": ALL,
@@ -101,6 +107,7 @@ TOOLS = {
     "test_streaming_elicitation": frozenset({MODERN}),
     "test_tool_with_logging": ALL,
     "test_tool_with_progress": ALL,
+    "test_tool_with_task": frozenset({MODERN}),
     "test_x_mcp_header": frozenset({MODERN}),
     "touch_watched_resource": ALL,
     "test_trigger_tool_change": ALL,
@@ -272,11 +279,16 @@ def test_every_fixture_is_listed_with_its_revisions() -> None:
     for revision in Revision:
         # every revision hears of changes: the 2025 ones in sessions (their GET streams),
         # 2026-07-28 on subscriptions/listen streams
+        # and the tasks extension is 2026-07-28's alone
+        tasks: dict[str, object] = (
+            {"extensions": {"io.modelcontextprotocol/tasks": {}}} if revision is MODERN else {}
+        )
         assert ENDPOINT.capabilities(revision) == {
             "tools": {"listChanged": True},
             "prompts": {"listChanged": True},
             "resources": {"subscribe": True, "listChanged": True},
             "completions": {},
+            **tasks,
         }
 
 
@@ -308,7 +320,13 @@ def test_fixture_tools_are_advanced_and_framework_parameters_stay_unpublished() 
         "test_sampling": {"prompt": {"type": "string", "description": "The prompt"}},
         "test_elicitation": {"message": {"type": "string", "description": "What to ask"}},
     }
-    for name in set(TOOLS) - {"json_schema_2020_12_tool", "test_x_mcp_header"}:
+    assert tool_registration("test_tool_with_task").shape is ToolShape.TYPED_TASK
+    with_argument.update(
+        greet={"name": {"type": "string"}},
+        confirm_delete={"filename": {"type": "string"}},
+    )
+    tasks = {"slow_compute", "test_tool_with_task"}  # their arguments: tests/server/test_tasks.py
+    for name in set(TOOLS) - {"json_schema_2020_12_tool", "test_x_mcp_header", *tasks}:
         registration = tool_registration(name)
         assert registration.shape is ToolShape.ADVANCED
         assert registration.output_schema is None
@@ -642,7 +660,8 @@ def test_e2e_tools_list_on_each_revision(client: TestClient) -> None:
     result: Any = response.json["result"]
     assert [tool["name"] for tool in result["tools"]] == sorted(TOOLS)
     assert result["resultType"] == "complete"
-    assert result["tools"][0]["inputSchema"] == example.JSON_SCHEMA_2020_12
+    by_name = {tool["name"]: tool for tool in result["tools"]}
+    assert by_name["json_schema_2020_12_tool"]["inputSchema"] == example.JSON_SCHEMA_2020_12
     for revision in LEGACY:
         response = legacy(client, revision, "tools/list", {})
         assert response.status == 200

@@ -66,6 +66,14 @@ DEFAULTS: Final[dict[str, tuple[float, str]]] = {
     "max_listen_uris": (256, "listen-uris"),
     "subscription_lease_seconds": (60.0, "subscription-lease"),
     "subscription_check_timeout_seconds": (5.0, "subscription-check-timeout"),
+    "max_tasks": (10_000, "tasks"),
+    "max_tasks_per_owner": (1_000, "tasks-per-owner"),
+    "max_task_result_bytes": (1 * MiB, "task-result-bytes"),
+    "task_ttl_seconds": (3600.0, "task-ttl"),
+    "task_timeout_seconds": (1800.0, "task-timeout"),
+    "task_poll_interval_seconds": (1.0, "task-poll-interval"),
+    "max_running_tasks": (16, "running-tasks"),
+    "max_listen_task_ids": (256, "listen-task-ids"),
     "max_header_count": (100, "header-count"),
     "max_header_bytes": (64 * KiB, "header-bytes"),
     "max_request_target_bytes": (8_192, "request-target"),
@@ -127,6 +135,14 @@ RANGES: Final[dict[str, tuple[float, float]]] = {
     "max_listen_uris": (1, 65_536),
     "subscription_lease_seconds": (0.01, 86_400.0),
     "subscription_check_timeout_seconds": (0.001, 3_600.0),
+    "max_tasks": (1, 10_000_000),
+    "max_tasks_per_owner": (1, 10_000_000),
+    "max_task_result_bytes": (1 * KiB, 16 * MiB),
+    "task_ttl_seconds": (1.0, 30 * DAY),
+    "task_timeout_seconds": (0.001, 30 * DAY),
+    "task_poll_interval_seconds": (0.001, 3_600.0),
+    "max_running_tasks": (1, 4_096),
+    "max_listen_task_ids": (1, 65_536),
     "max_header_count": (1, 10_000),
     "max_header_bytes": (1 * KiB, 1 * MiB),
     "max_request_target_bytes": (16, 64 * KiB),
@@ -148,6 +164,8 @@ ORDERED_PAIRS: Final = (
     ("max_request_bytes", "max_stdio_buffered_bytes"),
     ("max_session_event_bytes", "max_event_bytes"),
     ("max_listens_per_owner", "max_listens"),
+    ("max_tasks_per_owner", "max_tasks"),
+    ("task_timeout_seconds", "task_ttl_seconds"),
 )
 
 FIELDS: Final = {field.name: field for field in dataclasses.fields(Limits)}
@@ -194,6 +212,9 @@ def test_tables_cover_every_field() -> None:
         "stream_keepalive_seconds",
         "subscription_check_timeout_seconds",
         "subscription_lease_seconds",
+        "task_poll_interval_seconds",
+        "task_timeout_seconds",
+        "task_ttl_seconds",
         "write_timeout_seconds",
     ]
 

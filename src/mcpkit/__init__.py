@@ -38,6 +38,10 @@ from mcpkit.errors import SessionNotFound as SessionNotFound
 from mcpkit.errors import SessionQuota as SessionQuota
 from mcpkit.errors import SessionRequired as SessionRequired
 from mcpkit.errors import SubscriptionDenied as SubscriptionDenied
+from mcpkit.errors import TaskInterrupted as TaskInterrupted
+from mcpkit.errors import TaskNotFound as TaskNotFound
+from mcpkit.errors import TaskQuota as TaskQuota
+from mcpkit.errors import TaskStoreUnavailable as TaskStoreUnavailable
 from mcpkit.errors import ToolError as ToolError
 from mcpkit.errors import TooManySessions as TooManySessions
 from mcpkit.errors import UnsupportedProtocolVersion as UnsupportedProtocolVersion
@@ -88,6 +92,7 @@ from mcpkit.model import Root as Root
 from mcpkit.model import RootsResponse as RootsResponse
 from mcpkit.model import SamplingResponse as SamplingResponse
 from mcpkit.model import TaskCreatedResult as TaskCreatedResult
+from mcpkit.model import TaskSupport as TaskSupport
 from mcpkit.model import TextContent as TextContent
 from mcpkit.model import TextResourceContents as TextResourceContents
 from mcpkit.model import ToolAnnotations as ToolAnnotations
@@ -124,12 +129,20 @@ if _TYPE_CHECKING:
     from mcpkit.server import MemoryBroadcaster as MemoryBroadcaster
     from mcpkit.server import MemoryEventStore as MemoryEventStore
     from mcpkit.server import MemorySessionStore as MemorySessionStore
+    from mcpkit.server import MemoryTaskStore as MemoryTaskStore
     from mcpkit.server import ProtectionKey as ProtectionKey
     from mcpkit.server import Rejected as Rejected
     from mcpkit.server import Session as Session
     from mcpkit.server import SessionStore as SessionStore
+    from mcpkit.server import SqliteTaskStore as SqliteTaskStore
     from mcpkit.server import SubscriptionAuthorizer as SubscriptionAuthorizer
     from mcpkit.server import SubscriptionRequest as SubscriptionRequest
+    from mcpkit.server import TaskCreation as TaskCreation
+    from mcpkit.server import TaskHandle as TaskHandle
+    from mcpkit.server import TaskKey as TaskKey
+    from mcpkit.server import TaskRecord as TaskRecord
+    from mcpkit.server import TaskStatus as TaskStatus
+    from mcpkit.server import TaskStore as TaskStore
     from mcpkit.serving import Server as Server
 
 # The serving names load the engine, asyncio and the transports, so they are imported when first
@@ -156,6 +169,14 @@ _LAZY = {
     "SessionStore": "mcpkit.server",
     "SubscriptionAuthorizer": "mcpkit.server",
     "SubscriptionRequest": "mcpkit.server",
+    "MemoryTaskStore": "mcpkit.server",
+    "SqliteTaskStore": "mcpkit.server",
+    "TaskCreation": "mcpkit.server",
+    "TaskHandle": "mcpkit.server",
+    "TaskKey": "mcpkit.server",
+    "TaskRecord": "mcpkit.server",
+    "TaskStatus": "mcpkit.server",
+    "TaskStore": "mcpkit.server",
 }
 
 
@@ -227,6 +248,7 @@ __all__ = (
     "MemoryBroadcaster",
     "MemoryEventStore",
     "MemorySessionStore",
+    "MemoryTaskStore",
     "MethodNotFound",
     "MissingClientCapability",
     "OperationResult",
@@ -270,10 +292,22 @@ __all__ = (
     "SessionQuota",
     "SessionRequired",
     "SessionStore",
+    "SqliteTaskStore",
     "SubscriptionAuthorizer",
     "SubscriptionDenied",
     "SubscriptionRequest",
     "TaskCreatedResult",
+    "TaskCreation",
+    "TaskHandle",
+    "TaskInterrupted",
+    "TaskKey",
+    "TaskNotFound",
+    "TaskQuota",
+    "TaskRecord",
+    "TaskStatus",
+    "TaskStore",
+    "TaskStoreUnavailable",
+    "TaskSupport",
     "TextContent",
     "TextResourceContents",
     "TooManySessions",

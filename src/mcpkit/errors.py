@@ -14,13 +14,15 @@ Tree::
     │   ├── InvalidRequest            -32600  400  not a JSON-RPC request object
     │   ├── MethodNotFound            -32601  404
     │   ├── InvalidParams             -32602  400
-    │   │   └── ArgumentsInvalid      -32602  200  tool arguments failed the input schema or binding
+    │   │   ├── ArgumentsInvalid      -32602  200  tool arguments failed the input schema or binding
+    │   │   └── TaskNotFound          -32602  400  unknown, expired or another caller's task
     │   ├── InternalError             -32603  500
     │   │   ├── OutputError           -32603  200  what the application returned cannot be written
     │   │   ├── Overloaded            -32603  503  no handler slot: queue full, or the deadline
     │   │   │                                      passed while queued
     │   │   ├── DeadlineExceeded      -32603  504  the deadline passed while the handler ran
     │   │   ├── TooManySessions       -32603  503  the server holds its most sessions
+    │   │   ├── TaskStoreUnavailable  -32603  503  the task store could not be read or written
     │   │   └── ProtectorUnavailable  -32603  503  request state could not be sealed or opened
     │   ├── ResourceNotFound          -32002  200  (2025 revisions; 2026 maps not-found to -32602)
     │   ├── HeaderMismatch            -32020  400
@@ -29,11 +31,14 @@ Tree::
     │   ├── SessionRequired           -32000  400  a 2025 session request without Mcp-Session-Id
     │   ├── SessionNotFound           -32001  404  unknown, ended or expired, or another owner's
     │   ├── SubscriptionDenied        -31997  403  the subscription authorizer refused a listen
+    │   ├── TaskInterrupted           -31903  500  (a failed task's error) the server stopped
+    │   │                                          while the task ran
     │   └── RateLimited               -31999  429
     │       ├── SessionQuota          -31999  429  the owner has its most sessions, or a
     │       │                                      session its most calls in flight
-    │       └── ListenQuota           -31999  429  the caller or the server has its most
-    │                                              listen streams open
+    │       ├── ListenQuota           -31999  429  the caller or the server has its most
+    │       │                                      listen streams open
+    │       └── TaskQuota             -31999  429  the caller or the store has its most tasks
     ├── ToolError                     raised by a tool handler: an isError result with its text
     ├── Cancelled                     raised by a cancelled request's CancellationToken; never sent
     ├── ConfigurationError            invalid construction (limits, endpoints, schemas); detailed
@@ -81,6 +86,10 @@ __all__ = [
     "SessionQuota",
     "SessionRequired",
     "SubscriptionDenied",
+    "TaskInterrupted",
+    "TaskNotFound",
+    "TaskQuota",
+    "TaskStoreUnavailable",
     "TooManySessions",
     "ToolError",
     "UnsupportedProtocolVersion",
@@ -437,3 +446,37 @@ class SubscriptionDenied(ProtocolError):
     jsonrpc_code = -31997
     http_status = 403
     message = "Subscription not authorized"
+
+
+class TaskNotFound(InvalidParams):
+    """``tasks/get``, ``tasks/update`` or ``tasks/cancel`` named no task of this caller:
+    never created, expired, or another caller's (all the same answer): 400 / -32602."""
+
+    message = "Task not found or expired"
+
+
+class TaskQuota(RateLimited):
+    """A ``tools/call`` would start a task past ``max_tasks_per_owner`` (the caller's) or
+    ``max_tasks`` (the store's): 429 / -31999.  Tasks expire ``task_ttl_seconds`` after they
+    were created."""
+
+    message = "Too many tasks; wait for some to finish and expire before starting more"
+
+
+class TaskStoreUnavailable(InternalError):
+    """The task store could not be read or written (a full disk, a locked or damaged file):
+    503 / -32603, with nothing about the cause.  No task is started that the store does not
+    hold, and nothing already stored is lost."""
+
+    http_status = 503
+    message = "Task store unavailable; retry later"
+
+
+class TaskInterrupted(ProtocolError):
+    """The error of a task whose handler was running (or waiting for input) when the server
+    process stopped: the task fails with it on the next start, unless its tool is idempotent
+    and is run again."""
+
+    jsonrpc_code = -31903
+    http_status = 500
+    message = "The task was interrupted by a server restart; call the tool again"

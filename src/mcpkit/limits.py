@@ -66,6 +66,14 @@ _RANGES: Final[dict[str, tuple[float, float]]] = {
     "max_listen_uris": (1, 65_536),
     "subscription_lease_seconds": (0.01, 86_400.0),
     "subscription_check_timeout_seconds": (0.001, 3_600.0),
+    "max_tasks": (1, 10_000_000),
+    "max_tasks_per_owner": (1, 10_000_000),
+    "max_task_result_bytes": (1 * KiB, 16 * MiB),
+    "task_ttl_seconds": (1.0, 30 * 86_400.0),
+    "task_timeout_seconds": (0.001, 30 * 86_400.0),
+    "task_poll_interval_seconds": (0.001, 3_600.0),
+    "max_running_tasks": (1, 4_096),
+    "max_listen_task_ids": (1, 65_536),
     "max_header_count": (1, 10_000),
     "max_header_bytes": (1 * KiB, 1 * MiB),
     "max_request_target_bytes": (16, 64 * KiB),
@@ -93,6 +101,9 @@ _FLOAT_FIELDS: Final = frozenset(
         "listen_lifetime_seconds",
         "subscription_lease_seconds",
         "subscription_check_timeout_seconds",
+        "task_ttl_seconds",
+        "task_timeout_seconds",
+        "task_poll_interval_seconds",
     }
 )
 
@@ -101,6 +112,8 @@ _ORDERED: Final = (
     ("max_sessions_per_owner", "max_sessions"),
     ("max_session_subscriptions", "max_subscriptions"),
     ("max_listens_per_owner", "max_listens"),
+    ("max_tasks_per_owner", "max_tasks"),
+    ("task_timeout_seconds", "task_ttl_seconds"),
     ("session_idle_timeout_seconds", "session_absolute_timeout_seconds"),
     ("max_session_event_bytes", "max_event_bytes"),
     ("max_request_bytes", "max_stdio_buffered_bytes"),
@@ -227,6 +240,31 @@ class Limits:
     subscription_check_timeout_seconds: float = 5.0
     """How long one call of the subscription authorizer may take; a slower one is a denial
     (at the opening: the listen is refused; on a renewal: the stream ends)."""
+
+    # Tasks (the io.modelcontextprotocol/tasks extension, 2026-07-28), where a server has a
+    # task store
+    max_tasks: int = 10_000
+    """Tasks the store keeps in all, finished ones included until they expire; one more
+    ``tools/call`` that would start a task is refused with 429 / -31999."""
+    max_tasks_per_owner: int = 1_000
+    """Tasks one caller (admission's authorization partition) may have in the store; one more
+    is refused with 429 / -31999."""
+    max_task_result_bytes: int = 1 * MiB
+    """UTF-8 bytes of one task's stored result (or error, or outstanding input requests); a
+    handler that returns more fails its task with the fixed output error."""
+    task_ttl_seconds: float = 3600.0
+    """How long a task is kept after it was created (``ttlMs``); then it is removed and
+    ``tasks/get`` answers -32602.  A task still running then is cancelled first."""
+    task_timeout_seconds: float = 1800.0
+    """How long a task's handler may run (all its rounds together) before its token is
+    cancelled and the task fails with the fixed timeout error."""
+    task_poll_interval_seconds: float = 1.0
+    """The polling interval a task handle suggests to the client (``pollIntervalMs``)."""
+    max_running_tasks: int = 16
+    """Task handlers running at once; more tasks wait (``working``) for one to finish.  Their
+    slots are separate from ``handler_slots``, so long tasks never starve ordinary calls."""
+    max_listen_task_ids: int = 256
+    """Task ids in one listen's ``taskIds``; more is -32602."""
 
     # HTTP connections of the embedded server (``Server.run``/``serve``)
     max_header_count: int = 100

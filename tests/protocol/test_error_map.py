@@ -28,6 +28,10 @@ from mcpkit.errors import (
     SessionQuota,
     SessionRequired,
     SubscriptionDenied,
+    TaskInterrupted,
+    TaskNotFound,
+    TaskQuota,
+    TaskStoreUnavailable,
     TooManySessions,
     UnsupportedProtocolVersion,
 )
@@ -61,6 +65,10 @@ CLASS_STATUS: list[tuple[type[ProtocolError], int]] = [
     (SessionNotFound, 404),
     (ListenQuota, 429),
     (SubscriptionDenied, 403),
+    (TaskNotFound, 400),
+    (TaskQuota, 429),
+    (TaskStoreUnavailable, 503),
+    (TaskInterrupted, 500),
 ]
 # Capacity, deadline, rate-limit, session and protocol-version failures keep their status on
 # 2025.
@@ -75,6 +83,7 @@ KEEP_ON_LEGACY = {
     SessionNotFound,
     UnsupportedProtocolVersion,
     ListenQuota,
+    TaskQuota,  # a RateLimited (tasks are 2026-07-28's: never written on 2025)
 }
 LEGACY = [JUNE, NOVEMBER]
 

@@ -66,9 +66,12 @@ def test_header_names() -> None:
         "tools/call": "name",
         "prompts/get": "name",
         "resources/read": "uri",
+        "tasks/get": "taskId",
+        "tasks/update": "taskId",
+        "tasks/cancel": "taskId",
     }
     with pytest.raises(TypeError):
-        NAMED_METHODS["tasks/get"] = "taskId"  # type: ignore[index]
+        NAMED_METHODS["tasks/list"] = "taskId"  # type: ignore[index]
 
 
 def test_header_returns_the_trimmed_value() -> None:
@@ -232,7 +235,7 @@ def test_name_header_with_a_non_string_target_is_left_to_params(target: object) 
     mismatch("tools/call", {"name": target}, [("mcp-method", "tools/call"), ("mcp-name", "\x7f")])
 
 
-@pytest.mark.parametrize("method", ["tools/list", "ping", "tasks/get", "Tools/call"])
+@pytest.mark.parametrize("method", ["tools/list", "ping", "tasks/list", "Tools/call"])
 def test_name_header_on_another_method_is_refused(method: str) -> None:
     check(method, {"name": "foo"}, [("mcp-method", method)])
     mismatch(method, {"name": "foo"}, [("mcp-method", method), ("mcp-name", "foo")])

@@ -53,7 +53,13 @@ def test_only_subscriptions_need_a_session() -> None:
 
 
 def test_2026_methods_exact() -> None:
-    assert methods(MODERN) == COMMON | {"server/discover", "subscriptions/listen"}
+    assert methods(MODERN) == COMMON | {
+        "server/discover",
+        "subscriptions/listen",
+        "tasks/get",
+        "tasks/update",
+        "tasks/cancel",
+    }
 
 
 def test_only_listen_needs_an_endpoint_that_serves_it() -> None:

@@ -79,6 +79,10 @@ FIXED_MESSAGES = frozenset(
         "Session not found; initialize a new session",
         "Too many listen streams open; end one before listening again",
         "Subscription not authorized",
+        "Task not found or expired",
+        "Too many tasks; wait for some to finish and expire before starting more",
+        "Task store unavailable; retry later",
+        "The task was interrupted by a server restart; call the tool again",
     }
 )
 INVALID_ARGUMENTS = "Arguments do not match the tool's inputSchema."

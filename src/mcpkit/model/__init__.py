@@ -56,6 +56,7 @@ from mcpkit.model._input_responses import Root as Root
 from mcpkit.model._input_responses import RootsResponse as RootsResponse
 from mcpkit.model._input_responses import SamplingResponse as SamplingResponse
 from mcpkit.model._input_responses import check_input_responses as check_input_responses
+from mcpkit.model._input_responses import response_answers as response_answers
 from mcpkit.model._media import MediaType as MediaType
 from mcpkit.model._media import parse_media_type as parse_media_type
 from mcpkit.model._outputs import UNSET as UNSET
@@ -80,6 +81,10 @@ from mcpkit.model._results import OperationResult as OperationResult
 from mcpkit.model._results import TaskCreatedResult as TaskCreatedResult
 from mcpkit.model._results import structured_result as structured_result
 from mcpkit.model._revision import Revision as Revision
+from mcpkit.model._tasks import TASKS_EXTENSION as TASKS_EXTENSION
+from mcpkit.model._tasks import TaskSupport as TaskSupport
+from mcpkit.model._tasks import declares_tasks as declares_tasks
+from mcpkit.model._tasks import tasks_capability as tasks_capability
 from mcpkit.model._templates import UriTemplate as UriTemplate
 from mcpkit.model._templates import check_no_overlaps as check_no_overlaps
 from mcpkit.model._templates import is_template as is_template
@@ -92,6 +97,7 @@ from mcpkit.model._tools import ToolRegistration as ToolRegistration
 
 __all__ = (
     "LOG_LEVELS",
+    "TASKS_EXTENSION",
     "UNSET",
     "Annotations",
     "AudioContent",
@@ -145,6 +151,7 @@ __all__ = (
     "RootsResponse",
     "SamplingResponse",
     "TaskCreatedResult",
+    "TaskSupport",
     "TextContent",
     "TextResourceContents",
     "ToolAnnotations",
@@ -160,6 +167,7 @@ __all__ = (
     "asks_for_input",
     "check_input_responses",
     "check_no_overlaps",
+    "declares_tasks",
     "endpoint",
     "is_template",
     "missing_capabilities",
@@ -169,10 +177,12 @@ __all__ = (
     "prompt",
     "resource",
     "resource_list",
+    "response_answers",
     "server_arguments",
     "server_context",
     "server_features",
     "structured_result",
+    "tasks_capability",
     "tool",
     "validate_endpoint_path",
 )

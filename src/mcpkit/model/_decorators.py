@@ -48,6 +48,7 @@ from mcpkit.model._registry import ENDPOINT_ATTRIBUTE
 from mcpkit.model._resource_list import ResourceListRegistration
 from mcpkit.model._resources import ResourceRegistration
 from mcpkit.model._revision import Revision
+from mcpkit.model._tasks import TaskSupport
 from mcpkit.model._tool_annotations import ToolAnnotations
 from mcpkit.model._tools import ToolRegistration
 
@@ -87,6 +88,7 @@ class ToolSpec:
     mirror_structured_content: bool
     input_requests: Sequence[InputRequestDeclaration]
     request_state_mode: RequestStateMode | None
+    task_support: TaskSupport = TaskSupport.FORBIDDEN
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -194,6 +196,7 @@ def tool(
     open_world: bool | None = None,
     input_requests: Sequence[InputRequestDeclaration] = (),
     request_state_mode: RequestStateMode | None = None,
+    task_support: TaskSupport = TaskSupport.FORBIDDEN,
 ) -> Callable[[_F], _F]: ...
 
 
@@ -215,6 +218,7 @@ def tool(
     open_world: bool | None = None,
     input_requests: Sequence[InputRequestDeclaration] = (),
     request_state_mode: RequestStateMode | None = None,
+    task_support: TaskSupport = TaskSupport.FORBIDDEN,
 ) -> _F | Callable[[_F], _F]:
     """Mark a method as a tool: ``@tool`` or ``@tool(...)``.  Its name is the method's unless
     ``name`` is given, and its description the method's docstring unless ``description`` is.
@@ -225,7 +229,8 @@ def tool(
     ``CompleteResult``) is an advanced tool and may declare ``input_requests`` (the kinds of
     input request it may emit, ``@McpMayRequestInput``) and a ``request_state_mode``.
     The hint keywords (``read_only``...) are shorthand for ``annotations=ToolAnnotations(...)``;
-    giving both is refused.
+    giving both is refused.  ``task_support`` lets the server run a call as a task
+    (``TaskSupport.OPTIONAL`` or ``REQUIRED``): the method is the same, run in the background.
     """
     hints = (read_only, destructive, idempotent, open_world)
     if any(hint is not None for hint in hints):
@@ -252,6 +257,7 @@ def tool(
             mirror_structured_content=mirror_structured_content,
             input_requests=input_requests,
             request_state_mode=request_state_mode,
+            task_support=task_support,
         )
 
     return _named(function, "tool", spec_for, name, description)

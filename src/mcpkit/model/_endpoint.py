@@ -28,6 +28,7 @@ from mcpkit.model._paths import validate_endpoint_path
 from mcpkit.model._prompts import PromptRegistration
 from mcpkit.model._resources import ResourceListRegistration, ResourceRegistration
 from mcpkit.model._revision import Revision
+from mcpkit.model._tasks import TASKS_EXTENSION, TaskSupport
 from mcpkit.model._tools import ToolRegistration
 
 __all__ = ["Endpoint", "ResourceMatch"]
@@ -81,9 +82,9 @@ def _view(
     keeps 2025 sessions on (``sessions``, their ``GET`` streams) or serves
     ``subscriptions/listen`` on (``listen``), ``tools`` and ``prompts`` promise ``listChanged``
     (the application may swap in a new catalog) and ``resources`` promises ``subscribe`` and
-    ``listChanged``.  MCP logging and the tasks extension are not part of an endpoint's
-    registrations (the server adds them if it ever offers them).  The member names are the same
-    on all three revisions.
+    ``listChanged``.  ``extensions`` names the tasks extension on 2026-07-28 when a tool there
+    may run as a task.  MCP logging is not part of an endpoint's registrations.  The member
+    names are the same on all three revisions.
     """
     tools = tuple(tool for tool in tools if revision in tool.revisions)
     prompts = tuple(prompt for prompt in prompts if revision in prompt.revisions)
@@ -106,6 +107,10 @@ def _view(
         capabilities["resources"] = {"subscribe": True, "listChanged": True} if live else {}
     if completions:
         capabilities["completions"] = {}
+    if not revision.has_handshake and any(
+        tool.task_support is not TaskSupport.FORBIDDEN for tool in tools
+    ):
+        capabilities["extensions"] = {TASKS_EXTENSION: {}}
     return _View(
         tools=tools,
         prompts=prompts,
@@ -332,6 +337,12 @@ class Endpoint:
         """The server capabilities to advertise on ``revision``, derived from what selects it:
         ``tools``, ``prompts``, ``resources``, ``completions``, each ``{}``."""
         return self._views.get(revision, _EMPTY_VIEW).capabilities
+
+    @property
+    def tasks(self) -> bool:
+        """Whether a tool may run as a task here (the server then needs a task store and
+        answers ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` on 2026-07-28)."""
+        return any("extensions" in view.capabilities for view in self._views.values())
 
     def find_tool(self, name: str, revision: Revision) -> ToolRegistration | None:
         """The tool called exactly ``name`` if it selects ``revision``, else ``None``."""

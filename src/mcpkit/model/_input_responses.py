@@ -36,6 +36,7 @@ __all__ = [
     "RootsResponse",
     "SamplingResponse",
     "check_input_responses",
+    "response_answers",
 ]
 
 ElicitationValue: TypeAlias = str | int | Decimal | bool | tuple[str, ...]
@@ -187,6 +188,23 @@ _CREATE_MESSAGE_RESULT: Final = _object(
 _ROOT: Final = _object({"uri": _string}, {"name": _string, "_meta": _any_object})
 _LIST_ROOTS_RESULT: Final = _object({"roots": _array(_ROOT)})
 _INPUT_RESPONSE: Final = _any_of(_ELICIT_RESULT, _CREATE_MESSAGE_RESULT, _LIST_ROOTS_RESULT)
+
+
+_RESPONSE_TO: Final[Mapping[str, _Shape]] = MappingProxyType(
+    {
+        "elicitation/create": _ELICIT_RESULT,
+        "sampling/createMessage": _CREATE_MESSAGE_RESULT,
+        "roots/list": _LIST_ROOTS_RESULT,
+    }
+)
+
+
+def response_answers(method: object, value: object) -> bool:
+    """Whether ``value`` is a well-formed response to an input request of ``method``
+    (``elicitation/create``, ``sampling/createMessage`` or ``roots/list``): a task's
+    ``tasks/update`` keeps only those, and ignores the rest."""
+    shape = _RESPONSE_TO.get(method) if isinstance(method, str) else None
+    return shape is not None and shape(value)
 
 
 def check_input_responses(value: object) -> JsonObject:

@@ -34,8 +34,14 @@ from mcpkit.model._outputs import PromptOutput, ResourceOutput
 from mcpkit.model._prompts import PromptArgument, PromptRegistration
 from mcpkit.model._resource_list import ResourceListPage, ResourceListRegistration
 from mcpkit.model._resources import ResourceRegistration
-from mcpkit.model._results import CompleteResult, InputRequiredResult, OperationResult
+from mcpkit.model._results import (
+    CompleteResult,
+    InputRequiredResult,
+    OperationResult,
+    TaskCreatedResult,
+)
 from mcpkit.model._revision import Revision
+from mcpkit.model._tasks import TaskSupport
 from mcpkit.model._templates import UriTemplate, is_template
 from mcpkit.model._tools import ToolRegistration
 from mcpkit.schema import Arg, derive_input
@@ -130,8 +136,10 @@ def tool_registration(
     target: Target, spec: ToolSpec, served: frozenset[Revision]
 ) -> ToolRegistration:
     """``ToolRegistration.typed`` over the method's parameters and return annotation, or
-    ``advanced`` when it returns ``OperationResult`` kinds (framework parameters are
-    excluded from the derived schema and injected by the adapter)."""
+    ``advanced`` when it returns ``OperationResult`` kinds, or ``typed_task`` when one of them
+    is ``TaskCreatedResult[R]`` (the method creates its task itself; ``R`` is the output type
+    that checks the task's result).  Framework parameters are excluded from the derived
+    schema and injected by the adapter."""
     label = f"tool {spec.name!r}"
     method = read_method(label, target.function)
     if method.result is NO_RESULT:
@@ -160,6 +168,21 @@ def tool_registration(
         "rate_limiter": spec.rate_limiter,
         "mirror_structured_content": spec.mirror_structured_content,
     }
+    created = [arm for arm in arms(method.result) if typing.get_origin(arm) is TaskCreatedResult]
+    if created:
+        if spec.task_support is not TaskSupport.FORBIDDEN:
+            raise fail(
+                label,
+                "a method returning TaskCreatedResult creates its task itself and always runs "
+                "as one: leave task_support out",
+            )
+        (output,) = typing.get_args(created[0])
+        return ToolRegistration.typed_task(
+            **{key: value for key, value in common.items() if key != "handler"},
+            operation_handler=handler, output=output, input_requests=spec.input_requests,
+            request_state_mode=spec.request_state_mode,
+        )  # fmt: skip
+    common["task_support"] = spec.task_support
     if all(results):
         return ToolRegistration.advanced(
             **common, input_requests=spec.input_requests,

@@ -20,6 +20,7 @@ from mcpkit.limits import Limits
 from mcpkit.model import Icon  # from the package: the module that defines Icon may move
 from mcpkit.model._handlers import NO_MULTI_ROUND, Operation, check_handler, check_multi_round, show
 from mcpkit.model._handlers import identify as identify_operation
+from mcpkit.model._tasks import TaskSupport
 from mcpkit.model._tool_annotations import ToolAnnotations
 from mcpkit.schema import InputModel, OutputModel, ToolSchema, derive_input, derive_output
 
@@ -33,6 +34,7 @@ __all__ = [
     "multi_round",
     "options",
     "output_model",
+    "task_support",
 ]
 
 _T = TypeVar("_T")
@@ -165,3 +167,17 @@ def check_headers(tool: Tool, schema: ToolSchema) -> None:
             f"mirrors arguments into headers (x-mcp-header: {suffixes}), which exist only on "
             "2026-07-28; it must select only Revision.V2026_07_28"
         )
+
+
+def task_support(tool: Tool, value: object) -> TaskSupport:
+    """A ``TaskSupport``; a tool that only runs as a task (``REQUIRED``) selects only
+    2026-07-28, as tasks exist nowhere else (an ``OPTIONAL`` one runs inline on 2025)."""
+    if not isinstance(value, TaskSupport):
+        raise tool.fail("task_support must be a TaskSupport")
+    if value is TaskSupport.REQUIRED and tool.on_handshake:
+        raise tool.fail(
+            "runs only as a task (TaskSupport.REQUIRED), and tasks exist only on 2026-07-28: "
+            "select only Revision.V2026_07_28, or use TaskSupport.OPTIONAL to run inline on "
+            "2025 revisions"
+        )
+    return value

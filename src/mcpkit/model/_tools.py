@@ -28,6 +28,7 @@ from mcpkit.model._handlers import MultiRoundRegistration
 from mcpkit.model._input import InputRequestDeclaration, RequestStateMode
 from mcpkit.model._results import OperationResult
 from mcpkit.model._revision import Revision, wires
+from mcpkit.model._tasks import TaskSupport
 from mcpkit.model._tool_annotations import ToolAnnotations, ToolShape
 from mcpkit.schema import InputModel, OutputModel, ToolSchema, compile_schema
 
@@ -77,6 +78,7 @@ class ToolRegistration(MultiRoundRegistration):
         "required_kinds",
         "revisions",
         "shape",
+        "task_support",
         "title",
     )
     _FACTORIES: ClassVar[str] = (
@@ -102,6 +104,19 @@ class ToolRegistration(MultiRoundRegistration):
     icons: tuple[Icon, ...]
     rate_limiter: str | None
     mirror_structured_content: bool
+    task_support: TaskSupport
+    """Whether a call may run as a task (``REQUIRED`` for :meth:`typed_task`, whose handler
+    creates the task itself)."""
+
+    @property
+    def managed_task(self) -> bool:
+        """Whether the server runs calls of this tool as tasks itself (when the request
+        declares the extension): task support, and an ordinary handler rather than an operation
+        handler that creates its task through ``TaskCreation``."""
+        return (
+            self.task_support is not TaskSupport.FORBIDDEN
+            and self.shape is not ToolShape.TYPED_TASK
+        )
 
     def __repr__(self) -> str:
         return f"<ToolRegistration {self.name} {self.shape.value} [{wires(self.revisions)}]>"
@@ -152,6 +167,7 @@ class ToolRegistration(MultiRoundRegistration):
         icons: Sequence[Icon] = (),
         rate_limiter: str | None = None,
         mirror_structured_content: bool = True,
+        task_support: TaskSupport = TaskSupport.FORBIDDEN,
         limits: Limits = DEFAULT_LIMITS,
     ) -> ToolRegistration:
         """A tool that always completes with structured output.
@@ -162,12 +178,14 @@ class ToolRegistration(MultiRoundRegistration):
         method's parameters); ``output`` any member of the typed family but a bare ``str``, and
         an object whenever a 2025 revision is selected.  ``limits`` bound the derived schemas and
         the binding, so pass the server's own ``Limits`` if they differ from the defaults.
+        ``task_support`` says whether the server may run a call as a task (``TaskSupport``).
         """
         tool = rules.identify(name, revisions)
         is_async = rules.check_handler(tool, handler, "handler")
         options = rules.options(
             tool, title, description, annotations, icons, rate_limiter, mirror_structured_content
         )
+        options["task_support"] = rules.task_support(tool, task_support)
         input_model = rules.input_model(tool, arguments, limits)
         output_model = rules.output_model(tool, output, limits)
         return cls._build(
@@ -190,14 +208,19 @@ class ToolRegistration(MultiRoundRegistration):
         icons: Sequence[Icon] = (),
         rate_limiter: str | None = None,
         mirror_structured_content: bool = True,
+        input_requests: Sequence[InputRequestDeclaration] = (),
+        request_state_mode: RequestStateMode | None = None,
         limits: Limits = DEFAULT_LIMITS,
     ) -> ToolRegistration:
-        """A statically task-required tool.
+        """A statically task-required tool whose handler creates its task itself.
 
-        The operation handler returns an ``OperationResult`` (typically a ``TaskCreatedResult``);
-        the output schema derived from ``output`` is kept so the completed result can be checked
-        when a later ``tasks/get`` returns it.  Tasks exist only on 2026-07-28, so that must be
-        the only revision selected.
+        The operation handler finds a ``TaskCreation`` among its features, creates the task
+        through it (``await creation.create()``), hands the ``TaskHandle`` to whatever does the
+        work, and returns ``TaskCreatedResult(task_id=handle.task_id)``; it may also return an
+        ``InputRequiredResult`` first to gather input by multi-round requests
+        (``input_requests``), or a ``CompleteResult`` for work it finished at once.  The output
+        schema derived from ``output`` checks the result when a later ``tasks/get`` delivers
+        it.  Tasks exist only on 2026-07-28, so that must be the only revision selected.
         """
         tool = rules.identify(name, revisions)
         if tool.on_handshake:
@@ -209,11 +232,13 @@ class ToolRegistration(MultiRoundRegistration):
         options = rules.options(
             tool, title, description, annotations, icons, rate_limiter, mirror_structured_content
         )
+        options["task_support"] = TaskSupport.REQUIRED
+        multi_round = rules.multi_round(tool, input_requests, request_state_mode)
         input_model = rules.input_model(tool, arguments, limits)
         output_model = rules.output_model(tool, output, limits)
         return cls._build(
             tool, ToolShape.TYPED_TASK, operation_handler, is_async, input_model.schema,
-            input_model, output_model, options, rules.NO_MULTI_ROUND,
+            input_model, output_model, options, multi_round,
         )  # fmt: skip
 
     @classmethod
@@ -232,6 +257,7 @@ class ToolRegistration(MultiRoundRegistration):
         mirror_structured_content: bool = True,
         input_requests: Sequence[InputRequestDeclaration] = (),
         request_state_mode: RequestStateMode | None = None,
+        task_support: TaskSupport = TaskSupport.FORBIDDEN,
         limits: Limits = DEFAULT_LIMITS,
     ) -> ToolRegistration:
         """Converted arguments in, an ``OperationResult`` out: explicit content, an error
@@ -242,6 +268,7 @@ class ToolRegistration(MultiRoundRegistration):
         options = rules.options(
             tool, title, description, annotations, icons, rate_limiter, mirror_structured_content
         )
+        options["task_support"] = rules.task_support(tool, task_support)
         multi_round = rules.multi_round(tool, input_requests, request_state_mode)
         input_model = rules.input_model(tool, arguments, limits)
         return cls._build(
@@ -264,6 +291,7 @@ class ToolRegistration(MultiRoundRegistration):
         mirror_structured_content: bool = True,
         input_requests: Sequence[InputRequestDeclaration] = (),
         request_state_mode: RequestStateMode | None = None,
+        task_support: TaskSupport = TaskSupport.FORBIDDEN,
         limits: Limits = DEFAULT_LIMITS,
     ) -> ToolRegistration:
         """The raw, immutable JSON-object arguments in, an ``OperationResult`` out.
@@ -276,6 +304,7 @@ class ToolRegistration(MultiRoundRegistration):
         options = rules.options(
             tool, title, description, annotations, icons, rate_limiter, mirror_structured_content
         )
+        options["task_support"] = rules.task_support(tool, task_support)
         multi_round = rules.multi_round(tool, input_requests, request_state_mode)
         schema = compile_schema(_JSON_OBJECT_DOCUMENT, limits=limits)
         return cls._build(
@@ -299,6 +328,7 @@ class ToolRegistration(MultiRoundRegistration):
         mirror_structured_content: bool = True,
         input_requests: Sequence[InputRequestDeclaration] = (),
         request_state_mode: RequestStateMode | None = None,
+        task_support: TaskSupport = TaskSupport.FORBIDDEN,
         limits: Limits = DEFAULT_LIMITS,
     ) -> ToolRegistration:
         """An authored Profile 1 input schema; the handler gets the validated raw JSON object
@@ -313,6 +343,7 @@ class ToolRegistration(MultiRoundRegistration):
         options = rules.options(
             tool, title, description, annotations, icons, rate_limiter, mirror_structured_content
         )
+        options["task_support"] = rules.task_support(tool, task_support)
         multi_round = rules.multi_round(tool, input_requests, request_state_mode)
         schema = tool.schema_step(lambda: compile_schema(input_schema, limits=limits))
         return cls._build(

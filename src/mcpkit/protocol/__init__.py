@@ -18,7 +18,9 @@ from mcpkit.protocol._fixed_results import empty_result as empty_result
 from mcpkit.protocol._fixed_results import initialize_result as initialize_result
 from mcpkit.protocol._fixed_results import server_capabilities as server_capabilities
 from mcpkit.protocol._messages import error_message as error_message
+from mcpkit.protocol._messages import error_object as error_object
 from mcpkit.protocol._messages import notification_message as notification_message
+from mcpkit.protocol._messages import raw_notification_message as raw_notification_message
 from mcpkit.protocol._messages import raw_result_message as raw_result_message
 from mcpkit.protocol._messages import request_message as request_message
 from mcpkit.protocol._messages import result_message as result_message
@@ -78,6 +80,7 @@ __all__ = (
     "discover_result",
     "empty_result",
     "error_message",
+    "error_object",
     "get_prompt_result",
     "header",
     "implementation_info",
@@ -90,6 +93,7 @@ __all__ = (
     "parse_envelope",
     "profile",
     "prompt_definition",
+    "raw_notification_message",
     "raw_result_message",
     "read_meta",
     "read_resource_result",

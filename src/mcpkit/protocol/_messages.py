@@ -20,7 +20,9 @@ from mcpkit.limits import DEFAULT_LIMITS, Limits
 
 __all__ = [
     "error_message",
+    "error_object",
     "notification_message",
+    "raw_notification_message",
     "raw_result_message",
     "result_message",
     "sse_event",
@@ -71,6 +73,12 @@ def notification_message(
     return encode({"jsonrpc": "2.0", "method": method, "params": params}, limits=limits)
 
 
+def raw_notification_message(method: str, params: bytes) -> bytes:
+    """The same around params encoded ahead of time (a stored task's payload), as written."""
+    head = encode({"jsonrpc": "2.0", "method": method})
+    return head[:-1] + b',"params":' + params + b"}"
+
+
 def request_message(
     id: str | int, method: str, params: JsonObject, *, limits: Limits = DEFAULT_LIMITS
 ) -> bytes:
@@ -104,6 +112,11 @@ def _error_head(id: str | int | None) -> bytes:
         return _ID_HEAD + encode(id, limits=_ID_LIMITS) + _ERROR_MEMBER
     except Exception:  # never fails (docs/server.md §1.2): leave the id out
         return _NO_ID_ERROR_HEAD
+
+
+def error_object(error: ProtocolError) -> bytes:
+    """The encoded error object alone (a failed task keeps it); never raises."""
+    return _error_object(error)
 
 
 def _error_object(error: ProtocolError) -> bytes:

@@ -42,9 +42,17 @@ Headers = Sequence[tuple[str, str]]
 MCP_METHOD_HEADER: Final = "mcp-method"
 MCP_NAME_HEADER: Final = "mcp-name"
 NAMED_METHODS: Final[Mapping[str, str]] = MappingProxyType(
-    {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+    {
+        "tools/call": "name",
+        "prompts/get": "name",
+        "resources/read": "uri",
+        "tasks/get": "taskId",
+        "tasks/update": "taskId",
+        "tasks/cancel": "taskId",
+    }
 )
-"""Methods whose target is mirrored in ``Mcp-Name``, and the ``params`` member it mirrors."""
+"""Methods whose target is mirrored in ``Mcp-Name``, and the ``params`` member it mirrors (the
+task methods belong to the tasks extension, which routes by task id)."""
 _MIRRORED_MEMBER: Final = dict(NAMED_METHODS)  # a plain dict: read per request, no proxy
 
 _JSON: Final = ("application", "json")

@@ -35,6 +35,14 @@ from mcpkit.server._sessions import MemorySessionStore as MemorySessionStore
 from mcpkit.server._sessions import Session as Session
 from mcpkit.server._sessions import SessionStore as SessionStore
 from mcpkit.server._stdio_connection import StdioConnection as StdioConnection
+from mcpkit.server._task_sqlite import SqliteTaskStore as SqliteTaskStore
+from mcpkit.server._task_store import MemoryTaskStore as MemoryTaskStore
+from mcpkit.server._task_store import TaskKey as TaskKey
+from mcpkit.server._task_store import TaskRecord as TaskRecord
+from mcpkit.server._task_store import TaskStatus as TaskStatus
+from mcpkit.server._task_store import TaskStore as TaskStore
+from mcpkit.server._tasks import TaskCreation as TaskCreation
+from mcpkit.server._tasks import TaskHandle as TaskHandle
 
 __all__ = (
     "AdmissionController",
@@ -59,6 +67,7 @@ __all__ = (
     "MemoryBroadcaster",
     "MemoryEventStore",
     "MemorySessionStore",
+    "MemoryTaskStore",
     "ProtectionKey",
     "Rejected",
     "Replay",
@@ -66,10 +75,17 @@ __all__ = (
     "Session",
     "SessionStore",
     "Signal",
+    "SqliteTaskStore",
     "StdioConnection",
     "StdioHandler",
     "SubscriptionAuthorizer",
     "SubscriptionRequest",
+    "TaskCreation",
+    "TaskHandle",
+    "TaskKey",
+    "TaskRecord",
+    "TaskStatus",
+    "TaskStore",
     "Writer",
     "build_engine",
 )

@@ -46,6 +46,7 @@ class Audience:
         self._subscriptions = 0
         self._listeners: dict[str, set[Listener]] = {}  # by endpoint path
         self._following: dict[str, set[Listener]] = {}  # by normalised URI
+        self._watching: dict[str, set[Listener]] = {}  # by task id
         self._owned: dict[tuple[str, str | None], int] = {}  # open listens per (path, owner)
         self._listens = 0
 
@@ -127,6 +128,8 @@ class Audience:
             self._listeners.setdefault(listener.path, set()).add(listener)
             for uri in listener.filter.uris:
                 self._following.setdefault(uri, set()).add(listener)
+            for task_id in listener.filter.task_ids:
+                self._watching.setdefault(task_id, set()).add(listener)
 
     def close(self, listener: Listener) -> None:
         """``listener``'s stream ended (opened: it is forgotten; twice: nothing happens)."""
@@ -137,6 +140,8 @@ class Audience:
             _discard(self._listeners, listener.path, listener)
             for uri in listener.filter.uris:
                 _discard(self._following, uri, listener)
+            for task_id in listener.filter.task_ids:
+                _discard(self._watching, task_id, listener)
             owner = (listener.path, listener.owner)
             left = self._owned[owner] - 1
             if left:
@@ -158,6 +163,13 @@ class Audience:
         """A change published on any node (the ``Broadcaster``'s receiver): queue its
         notification for every session and listener here that it concerns."""
         kind = change.kind
+        if kind is ChangeKind.TASK:
+            with self._lock:
+                watching = tuple(self._watching.get(change.task or "", ()))
+            for listener in watching:
+                if listener.path == change.path:
+                    listener.post(kind, change.task)
+            return
         if kind is ChangeKind.RESOURCE:
             if change.uri is None:
                 return

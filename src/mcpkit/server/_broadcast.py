@@ -30,6 +30,8 @@ class ChangeKind(enum.Enum):
     RESOURCES = "notifications/resources/list_changed"
     RESOURCE = "notifications/resources/updated"
     """One resource's content (``Change.uri``)."""
+    TASK = "notifications/tasks"
+    """One task's status (``Change.task``): a hint; listeners look the task up afresh."""
 
     @property
     def method(self) -> str:
@@ -39,13 +41,14 @@ class ChangeKind(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """One change event: its kind, the endpoint it concerns (``None``: every endpoint) and,
-    for ``RESOURCE``, the resource's URI.  Plain strings, so a broadcaster can send it
-    anywhere."""
+    """One change event: its kind, the endpoint it concerns (``None``: every endpoint), for
+    ``RESOURCE`` the resource's URI and for ``TASK`` the task's id.  Plain strings, so a
+    broadcaster can send it anywhere."""
 
     kind: ChangeKind
     path: str | None = None
     uri: str | None = None
+    task: str | None = None
 
 
 Receiver = Callable[[Change], None]

@@ -35,6 +35,8 @@ from mcpkit.server._operations import METHODS, Operations
 from mcpkit.server._policy import AdmissionController, CorsPolicy, Interceptor, ResultSanitizer
 from mcpkit.server._protection import RequestStateProtector
 from mcpkit.server._sessions import MemorySessionStore, SessionStore
+from mcpkit.server._task_store import TaskStore
+from mcpkit.server._tasks import TaskRunner
 
 log = logging.getLogger("mcpkit")
 
@@ -74,11 +76,18 @@ class EngineSettings:
     deployment: Deployment | None = None
     """The endpoints served now, shared with another engine of the same server
     (``Server.configured``); built from the registry when ``None``."""
+    task_store: TaskStore | None = None
+    """Where tasks live; required when a tool may run as a task (never chosen by itself)."""
 
 
 _NEEDS_KEYRING = (
     "an operation uses framework-protected request state: give the server a keyring "
     "(Keyring(...) in production, Keyring.development_ephemeral() to try it)"
+)
+_NEEDS_TASK_STORE = (
+    "a tool may run as a task (task_support, or a method returning TaskCreatedResult): give "
+    "the server a task_store, SqliteTaskStore('tasks.db') to keep tasks across restarts or "
+    "MemoryTaskStore() for tests and development"
 )
 _NEEDS_AUTHORIZER = (
     "an endpoint serves subscriptions/listen (listen=True): give the server a "
@@ -185,6 +194,7 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
             "subscription_authorizer: no endpoint serves subscriptions/listen; give an endpoint "
             "listen=True or leave subscription_authorizer unset"
         )
+    runner = _task_runner(registry, settings)
     broadcaster = settings.broadcaster
     if broadcaster is None:
         broadcaster = MemoryBroadcaster()
@@ -204,6 +214,8 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
             """An endpoint's runtime, its catalog pages encoded now (also for a swap)."""
             if protector is None and _framework_protected((endpoint,)):
                 raise ConfigurationError(_NEEDS_KEYRING)
+            if runner is None and endpoint.tasks:
+                raise ConfigurationError(_NEEDS_TASK_STORE)
             return Runtime(
                 endpoint=endpoint,
                 catalog=Catalog.build(
@@ -227,6 +239,7 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
         gate=EvaluationGate(limits.max_concurrent_evaluations),
         interceptor=settings.interceptor,
         sanitizer=settings.sanitizer,
+        tasks=runner,
     )
     return Engine(
         deployment,
@@ -255,3 +268,28 @@ def _session_store(registry: EndpointRegistry, settings: EngineSettings) -> Sess
             )
         return None
     return MemorySessionStore(settings.limits) if store is None else store
+
+
+def _task_runner(registry: EndpointRegistry, settings: EngineSettings) -> TaskRunner | None:
+    """The task runner over the server's task store, when a tool may run as a task; a store
+    given where none may is refused (it would hold nothing)."""
+    store = settings.task_store
+    tasks = any(endpoint.tasks for endpoint in registry)
+    if store is None:
+        if tasks:
+            raise ConfigurationError(_NEEDS_TASK_STORE)
+        return None
+    if not tasks:
+        raise ConfigurationError(
+            "task_store: no tool may run as a task; give a tool task_support or leave "
+            "task_store unset"
+        )
+    if isinstance(store, type):
+        raise ConfigurationError(
+            "task_store must be a TaskStore instance (SqliteTaskStore('tasks.db') or "
+            "MemoryTaskStore()), not the class"
+        )
+    for method in ("create", "get", "finish", "expire", "interrupted"):
+        if not callable(getattr(store, method, None)):
+            raise ConfigurationError("task_store must be a TaskStore (SqliteTaskStore, ...)")
+    return TaskRunner(store, settings.limits)

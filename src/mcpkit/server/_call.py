@@ -15,6 +15,7 @@ from mcpkit.model import (
     CancellationToken,
     Endpoint,
     Revision,
+    TaskSupport,
     ToolRegistration,
     asks_for_input,
 )
@@ -45,6 +46,8 @@ class Method:
     """Served only inside a 2025 session: -32601 on a revision the endpoint keeps none on."""
     listen: bool = False
     """Served only where the endpoint serves ``subscriptions/listen`` (``Endpoint.listen``)."""
+    tasks: bool = False
+    """Served only where a tool of the endpoint may run as a task (``Endpoint.tasks``)."""
 
 
 class ToolPlan(NamedTuple):
@@ -60,6 +63,8 @@ class ToolPlan(NamedTuple):
     """The handler never suspends: the job runs inline (``Runtime.at_once``)."""
     asks: bool
     """``asks_for_input(tool)``: in a 2025 session the server asks the client itself."""
+    task: bool
+    """The tool may run as a task (its ``task_support`` is not ``FORBIDDEN``)."""
 
 
 _Plans: TypeAlias = "Mapping[Revision, Mapping[str, ToolPlan]]"
@@ -77,6 +82,7 @@ def _tool_plans(endpoint: Endpoint, at_once: frozenset[Callable[..., object]]) -
                     has_conditional(tool),
                     tool.handler in at_once,
                     asks_for_input(tool),
+                    tool.task_support is not TaskSupport.FORBIDDEN,
                 )
                 for tool in endpoint.tools_for(revision)
             }
@@ -93,6 +99,7 @@ def _offered(
     no capability or one the endpoint advertises there (anything else is -32601)."""
     capabilities = endpoint.capabilities(revision)
     sessions = revision in endpoint.session_revisions
+    tasks = endpoint.tasks
     return MappingProxyType(
         {
             method.name: method
@@ -101,6 +108,7 @@ def _offered(
             and (method.capability is None or method.capability in capabilities)
             and (sessions or not method.session)
             and (endpoint.listen or not method.listen)
+            and (tasks or not method.tasks)
         }
     )
 

@@ -16,17 +16,19 @@ from typing import Final
 
 from mcpkit._grammar import OWS_CHARS
 from mcpkit.errors import InvalidRequest, ProtocolError
+from mcpkit.json import JsonObject, decode
 from mcpkit.limits import Limits
-from mcpkit.model import EndpointRegistry
+from mcpkit.model import CancellationToken, EndpointRegistry, Revision
 from mcpkit.protocol import (
     HeaderFields,
+    RequestMeta,
     accepts,
     error_message,
     media_type_ok,
     wire_error,
 )
-from mcpkit.server._broadcast import Broadcaster
-from mcpkit.server._call import Runtime
+from mcpkit.server._broadcast import Broadcaster, Change, ChangeKind
+from mcpkit.server._call import Call, Runtime
 from mcpkit.server._conversation import STATELESS
 from mcpkit.server._deployment import Deployment
 from mcpkit.server._events import EventStore
@@ -38,6 +40,8 @@ from mcpkit.server._policy import AdmissionController, CorsPolicy
 from mcpkit.server._session_routes import Asked, SessionRoutes
 from mcpkit.server._sessions import SessionStore
 from mcpkit.server._stream import Responder, respond
+from mcpkit.server._task_store import TaskRecord
+from mcpkit.server._tasks import Work
 
 __all__ = ["Engine"]
 
@@ -91,9 +95,15 @@ class Engine:
         # deployment's own dict, so a swap is seen by the next request.
         self._routes = deployment.routes
         self.operations = operations
+        if operations.tasks is not None:
+            operations.tasks.resume = self._resume
         self.broadcaster = broadcaster
         """Carries the application's change events to every node (``Server.notify_*``)."""
         broadcaster.attach(deployment.audience.receive)
+        if operations.tasks is not None:  # listen streams following a task hear of it
+            operations.tasks.changed = lambda key: broadcaster.publish(
+                Change(ChangeKind.TASK, key.endpoint, task=key.task_id)
+            )
         self.pipeline = Pipeline(
             operations,
             limits=limits,
@@ -136,13 +146,62 @@ class Engine:
         return await self.operations.executor.drain(budget, hurry=hurry)
 
     async def startup(self) -> None:
-        """Everything was built with the server; only reopen the executor if an earlier
-        lifespan shut it down or drained it."""
+        """Everything was built with the server; only reopen the executors if an earlier
+        lifespan shut them down or drained them, and recover the tasks a previous process
+        left running."""
         self.pipeline.stopping = False
         self.operations.executor.start()
+        tasks = self.operations.tasks
+        if tasks is not None:
+            tasks.executor.start()
+            await tasks.ready()
 
     async def shutdown(self) -> None:
         self.operations.executor.shutdown()
+        tasks = self.operations.tasks
+        if tasks is not None:
+            await tasks.shutdown()
+
+    def _resume(self, record: TaskRecord) -> Work | None:
+        """The work of a managed task to run again after a restart, from its stored call:
+        ``None`` when its endpoint or tool is no longer served, the tool served now is not one
+        the server runs as a task or does not say it is idempotent, or the call cannot be
+        read."""
+        runtime = self._routes.get(record.endpoint)
+        revision = Revision.V2026_07_28
+        plan = None if runtime is None else runtime.tools[revision].get(record.tool)
+        if runtime is None or plan is None or record.arguments is None:
+            return None
+        annotations = plan.tool.annotations
+        if not plan.tool.managed_task or annotations is None or annotations.idempotent is not True:
+            return None
+        try:
+            origin = decode(record.arguments, limits=self._limits)
+        except ProtocolError:  # a damaged record fails its task, never the server's start
+            return None
+        arguments = origin.get("arguments") if isinstance(origin, JsonObject) else None
+        capabilities = origin.get("clientCapabilities") if isinstance(origin, JsonObject) else None
+        if not isinstance(arguments, JsonObject) or not isinstance(capabilities, JsonObject):
+            return None
+        call = Call(
+            runtime=runtime,
+            revision=revision,
+            request_id=record.task_id,
+            method="tools/call",
+            params=JsonObject({"name": record.tool, "arguments": arguments}),
+            args=(record.tool, arguments),
+            meta=RequestMeta(client_capabilities=capabilities),
+            http=None,
+            headers=(),
+            identity=None,
+            notify=_nowhere,
+            deadline=0.0,
+            disconnected=asyncio.Event(),
+            token=CancellationToken(),
+            conversation=STATELESS,
+            authorization=record.owner,
+        )
+        return self.operations.task_work(call, plan, record.rounds)
 
     def runtime(self, path: str) -> Runtime:
         """The runtime serving ``path`` now (``KeyError`` when none does)."""
@@ -262,6 +321,10 @@ class Engine:
             (b"access-control-allow-headers", allowed.encode("latin-1")),
             (b"access-control-max-age", b"600"),
         ]
+
+
+def _nowhere(message: bytes) -> None:
+    """A resumed task's call has no client to send to."""
 
 
 class _SessionMethod(Exception):

@@ -32,7 +32,7 @@ from mcpkit.errors import (
     ProtocolError,
     ToolError,
 )
-from mcpkit.json import JsonObject
+from mcpkit.json import JsonObject, encode
 from mcpkit.limits import Limits
 from mcpkit.model import (
     AudioContent,
@@ -44,12 +44,14 @@ from mcpkit.model import (
     Implementation,
     InputRequiredResult,
     InvocationFeatures,
+    OperationResult,
     PromptOutput,
     PromptRegistration,
     RequestContext,
     ResourceOutput,
     ResourceRegistration,
     Revision,
+    TaskCreatedResult,
     ToolArguments,
     ToolOutput,
     ToolRegistration,
@@ -67,8 +69,12 @@ from mcpkit.protocol import (
 from mcpkit.schema import EvaluationGate, Outcome
 from mcpkit.server._continuation import Continuation, write_input_required
 from mcpkit.server._policy import ResultSanitizer
+from mcpkit.server._task_store import TaskRecord
+from mcpkit.server._task_wire import created_message
+from mcpkit.server._tasks import TaskCreation
 
 __all__ = [
+    "TASK_ROUND",
     "Job",
     "Output",
     "Proceeded",
@@ -76,6 +82,7 @@ __all__ = [
     "checked",
     "prompt_job",
     "resource_job",
+    "result_writer",
     "tool_job",
     "value_job",
 ]
@@ -204,9 +211,15 @@ def _input_required(result: InputRequiredResult, out: Output) -> bytes:
 # --- tools -----------------------------------------------------------------------------------
 
 
+TASK_ROUND: Final = None
+"""A ``ToolCall.request_id`` for work that answers no request: a task's round, whose result
+is written as the tool result object alone (what the task stores), not as a response."""
+
+
 class ToolCall(NamedTuple):
     """One tool call's job state.  ``Output``'s members are its own (one tuple per request
-    rather than two); ``out`` builds the ``Output`` for the rare input-required result."""
+    rather than two); ``out`` builds the ``Output`` for the rare input-required result.
+    ``request_id`` is ``TASK_ROUND`` for a task's work."""
 
     tool: ToolRegistration
     ctx: RequestContext
@@ -214,7 +227,7 @@ class ToolCall(NamedTuple):
     features: InvocationFeatures
     gate: EvaluationGate
     sanitizer: ResultSanitizer | None
-    request_id: str | int
+    request_id: str | int | None
     revision: Revision
     server_info: Implementation | None
     limits: Limits
@@ -222,9 +235,9 @@ class ToolCall(NamedTuple):
 
     @property
     def out(self) -> Output:
-        return Output(
-            self.request_id, self.revision, self.server_info, self.limits, self.continuation
-        )
+        # a task's round keeps its input request (``continuation.inquiry``): no id is written
+        request_id = 0 if self.request_id is None else self.request_id
+        return Output(request_id, self.revision, self.server_info, self.limits, self.continuation)
 
 
 def _bind(call: ToolCall) -> ToolArguments[Any]:
@@ -249,9 +262,13 @@ def _bind(call: ToolCall) -> ToolArguments[Any]:
     return server_arguments(converted, call.arguments)
 
 
-def _recognise_tool(call: ToolCall, returned: object) -> CompleteResult | InputRequiredResult:
+def _recognise_tool(
+    call: ToolCall, returned: object
+) -> CompleteResult | InputRequiredResult | TaskRecord:
     tool = call.tool
-    if tool.shape is ToolShape.TYPED:
+    if tool.shape is ToolShape.TYPED or (
+        tool.shape is ToolShape.TYPED_TASK and not isinstance(returned, OperationResult)
+    ):  # a task's typed value (``TaskHandle.complete``) is written as a typed tool's
         if tool.output_model is None:  # pragma: no cover - typed tools always have one
             raise _contract_failure("typed tool without an output model")
         try:
@@ -272,10 +289,26 @@ def _recognise_tool(call: ToolCall, returned: object) -> CompleteResult | InputR
         return returned
     if isinstance(returned, InputRequiredResult):
         return returned
+    if isinstance(returned, TaskCreatedResult):
+        return _created(call, returned)
     raise _contract_failure(
         f"the handler of {_where(call.ctx)} returned {type(returned).__name__}; a tool without "
         "a declared output type returns CompleteResult or InputRequiredResult"
     )
+
+
+def _created(call: ToolCall, returned: TaskCreatedResult[Any]) -> TaskRecord:
+    """The task an operation handler created through this call's ``TaskCreation`` and
+    returned the id of; any other id (or a handler that could not create one) is a contract
+    failure, so a client is only ever given a task that is stored and its own."""
+    creation = call.features.find(TaskCreation)
+    record = None if creation is None else creation.created(returned.task_id)
+    if record is None:
+        raise _contract_failure(
+            f"the handler of {_where(call.ctx)} returned a TaskCreatedResult for no task it "
+            "created through its TaskCreation"
+        )
+    return record
 
 
 def _sanitize(call: ToolCall, sanitizer: ResultSanitizer, result: CompleteResult) -> CompleteResult:
@@ -288,9 +321,14 @@ def _sanitize(call: ToolCall, sanitizer: ResultSanitizer, result: CompleteResult
     return cleaned
 
 
-def _write_tool(call: ToolCall, result: CompleteResult | InputRequiredResult) -> bytes:
-    if isinstance(result, InputRequiredResult):
-        return _input_required(result, call.out)
+def _write_tool(call: ToolCall, result: CompleteResult | InputRequiredResult | TaskRecord) -> bytes:
+    if type(result) is not CompleteResult:  # final: one test for the two rare kinds
+        if isinstance(result, InputRequiredResult):
+            return _input_required(result, call.out)
+        assert isinstance(result, TaskRecord)
+        # a task's own round has no TaskCreation, so ``_created`` refused any handle it returned
+        assert call.request_id is not None
+        return created_message(call.request_id, result, call.server_info, call.limits)
     if call.sanitizer is not None:
         result = _sanitize(call, call.sanitizer, result)
     limits = call.limits
@@ -304,6 +342,8 @@ def _write_tool(call: ToolCall, result: CompleteResult | InputRequiredResult) ->
         server_info=call.server_info,
         limits=limits,
     )
+    if call.request_id is None:  # TASK_ROUND
+        return encode(body, limits=limits)
     return result_message(call.request_id, body, limits=limits)
 
 
@@ -352,6 +392,12 @@ def _short_circuit(call: ToolCall, value: object) -> bytes:
             raise _contract_failure("an interceptor returned a non-tool result")
         return _write_tool(call, value)
     return _write_tool(call, _recognise_tool(call, value))
+
+
+def result_writer(call: ToolCall) -> Callable[[object], bytes]:
+    """What writes a value as ``call``'s tool result, as a handler's would be (a
+    ``TaskHandle`` completing a task)."""
+    return partial(_short_circuit, call)
 
 
 def tool_job(call: ToolCall, *, at_once: bool = False) -> Job:

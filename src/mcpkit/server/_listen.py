@@ -46,6 +46,7 @@ __all__ = [
     "Listener",
     "SubscriptionAuthorizer",
     "SubscriptionRequest",
+    "TaskSnapshot",
     "normalize_uri",
     "read_listen",
 ]
@@ -59,6 +60,8 @@ _FLAGS: Final = (
     ("resourcesListChanged", ChangeKind.RESOURCES),
 )
 _URIS: Final = "resourceSubscriptions"
+_TASK_IDS: Final = "taskIds"
+_MAX_TASK_ID_CHARS: Final = 256  # as tasks/get reads one: longer names no task
 
 
 # --- the filter -----------------------------------------------------------------------------
@@ -92,23 +95,27 @@ def normalize_uri(uri: str) -> str:
 @dataclass(frozen=True, slots=True)
 class ListenFilter:
     """The notifications a listen asks for (or, once honoured, gets): list changes by kind,
-    and the resources whose updates it follows (normalised, de-duplicated, in first-seen
-    order)."""
+    the resources whose updates it follows (normalised, de-duplicated, in first-seen order)
+    and the tasks whose status it follows (the tasks extension; de-duplicated)."""
 
     kinds: frozenset[ChangeKind] = frozenset()
     uris: tuple[str, ...] = ()
+    task_ids: tuple[str, ...] = ()
 
     def to_json(self) -> JsonObject:
         members: dict[str, JsonValue] = {name: True for name, kind in _FLAGS if kind in self.kinds}
         if self.uris:
             members[_URIS] = JsonArray(self.uris)
+        if self.task_ids:
+            members[_TASK_IDS] = JsonArray(self.task_ids)
         return JsonObject(members)
 
 
 def read_listen(params: JsonObject) -> ListenFilter:
     """``subscriptions/listen``: the ``notifications`` filter, required.  Each flag is a
-    boolean; ``resourceSubscriptions`` is an array of absolute URIs.  Anything else is
-    -32602 (the count of URIs is checked against the limits by the pipeline)."""
+    boolean; ``resourceSubscriptions`` is an array of absolute URIs, ``taskIds`` one of task
+    ids.  Anything else is -32602 (the counts are checked against the limits by the
+    pipeline)."""
     notifications = params.get("notifications")
     if not isinstance(notifications, JsonObject):
         raise InvalidParams()
@@ -131,7 +138,15 @@ def read_listen(params: JsonObject) -> ListenFilter:
         except InvalidValueError:
             raise InvalidParams() from None
         uris[normalize_uri(uri)] = None
-    return ListenFilter(frozenset(kinds), tuple(uris))
+    tasks = notifications.get(_TASK_IDS, ())
+    if not isinstance(tasks, (list, tuple)):
+        raise InvalidParams()
+    task_ids: dict[str, None] = {}
+    for task_id in tasks:
+        if not isinstance(task_id, str) or not task_id or len(task_id) > _MAX_TASK_ID_CHARS:
+            raise InvalidParams()
+        task_ids[task_id] = None
+    return ListenFilter(frozenset(kinds), tuple(uris), tuple(task_ids))
 
 
 # --- authorization --------------------------------------------------------------------------
@@ -188,6 +203,9 @@ class _End(enum.Enum):
 
 
 _Key: TypeAlias = tuple[ChangeKind, str | None]
+_TASK: Final = ChangeKind.TASK
+TaskSnapshot: TypeAlias = Callable[[str, JsonObject], Awaitable[bytes | None]]
+"""Given a task id and the stream's ``_meta``, the ``notifications/tasks`` message to write."""
 ListenWrite: TypeAlias = Callable[[bytes | None, bool], Awaitable[None]]
 """The transport's writer of a listen stream: a message (``None``: a keep-alive comment), and
 whether it is the last one (the ``complete`` result, which ends the response)."""
@@ -200,6 +218,7 @@ class Listener:
     __slots__ = (
         "_ending", "_limits", "_lock", "_loop", "_meta", "_queue", "_renew", "_thread",
         "_wake", "_writing", "filter", "id", "lease", "left", "owner", "path", "revision",
+        "task_snapshot",
     )  # fmt: skip
 
     def __init__(
@@ -232,6 +251,9 @@ class Listener:
         """The opening grant's seconds, set once the authorizer granted the listen."""
         self.left: Callable[[Listener], None] | None = None
         """Called when the stream ends (set by the audience that admitted it)."""
+        self.task_snapshot: TaskSnapshot | None = None
+        """Writes a followed task's ``notifications/tasks`` from a fresh, authorized lookup
+        (``None``: the task is gone or cannot be told now, and nothing is sent)."""
 
     def __repr__(self) -> str:
         return f"<Listener {self.path} queued={len(self._queue)}>"
@@ -299,6 +321,14 @@ class Listener:
             params["uri"] = uri
         return notification_message(kind.method, JsonObject(params), limits=self._limits)
 
+    async def _task_message(self, key: _Key) -> bytes | None:
+        """A task's notification: its current state, looked up now (the change only said
+        that it changed); ``None`` when it cannot be told."""
+        task_id = key[1]
+        # only a listen that follows tasks is posted their changes, and it has a snapshot
+        assert self.task_snapshot is not None and task_id is not None
+        return await self.task_snapshot(task_id, self._meta)
+
     async def run(self, disconnected: asyncio.Event, write: ListenWrite) -> None:
         """Write the stream through ``write``: the acknowledgement, then each notification as
         it is queued and ``None`` for a keep-alive after ``stream_keepalive_seconds`` without
@@ -331,7 +361,10 @@ class Listener:
             if ending is _End.CUT:
                 return
             for key in keys:
-                if not await self._send(write, self._message(key)):
+                message = await self._task_message(key) if key[0] is _TASK else self._message(key)
+                if message is None:
+                    continue
+                if not await self._send(write, message):
                     return
                 written = loop.time()
             if ending is _End.GRACEFUL:

@@ -7,6 +7,7 @@ response, or raises the ``ProtocolError`` to write instead.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import inspect
 import logging
@@ -16,14 +17,17 @@ from typing import Final
 
 from mcpkit.errors import (
     Cancelled,
+    DeadlineExceeded,
     InternalError,
     InvalidParams,
     MethodNotFound,
     MissingClientCapability,
+    Overloaded,
     ProtocolError,
     ResourceNotFound,
+    TaskNotFound,
 )
-from mcpkit.json import JsonObject
+from mcpkit.json import JsonObject, decode, encode
 from mcpkit.limits import Limits
 from mcpkit.model import (
     UNSET,
@@ -35,10 +39,15 @@ from mcpkit.model import (
     RequestLogger,
     ResourceListPage,
     Revision,
+    TaskSupport,
+    ToolRegistration,
     asks_for_input,
+    declares_tasks,
     missing_capabilities,
+    response_answers,
     server_context,
     server_features,
+    tasks_capability,
 )
 from mcpkit.protocol import (
     SERVER_INFO_KEY,
@@ -54,7 +63,7 @@ from mcpkit.protocol import (
     raw_result_message,
     result_message,
 )
-from mcpkit.schema import EvaluationGate
+from mcpkit.schema import EvaluationGate, Outcome
 from mcpkit.server._audience import Audience
 from mcpkit.server._call import Call, Method, ToolPlan
 from mcpkit.server._continuation import (
@@ -69,6 +78,7 @@ from mcpkit.server._continuation import (
 from mcpkit.server._exchange import ask
 from mcpkit.server._execution import Executor
 from mcpkit.server._invoke import (
+    TASK_ROUND,
     Job,
     Output,
     Proceeded,
@@ -76,6 +86,7 @@ from mcpkit.server._invoke import (
     checked,
     prompt_job,
     resource_job,
+    result_writer,
     tool_job,
     value_job,
 )
@@ -87,12 +98,18 @@ from mcpkit.server._params import (
     read_level,
     read_nothing,
     read_prompt,
+    read_task,
+    read_task_update,
     read_tool_call,
     read_uri,
 )
 from mcpkit.server._policy import Interceptor, ResultSanitizer
 from mcpkit.server._protection import RequestStateProtector
 from mcpkit.server._sessions import Session
+from mcpkit.server._task_delivery import deliverable
+from mcpkit.server._task_store import TaskKey, TaskStatus
+from mcpkit.server._task_wire import created_message, detailed_message
+from mcpkit.server._tasks import Running, TaskCreation, TaskRunner, Work
 
 __all__ = ["METHODS", "Operations", "read_params"]
 
@@ -100,6 +117,12 @@ log = logging.getLogger("mcpkit.server")
 
 _NO_RETRY: Final = Retry()
 _NO_CAPABILITIES: Final = JsonObject()
+
+
+def _nowhere(message: bytes) -> None:
+    """A task's work sends nothing: its progress is kept on the task instead."""
+
+
 _LISTS: Final = {kind.method: kind for kind in ListKind}
 
 
@@ -116,8 +139,11 @@ class Operations:
         sanitizer: ResultSanitizer | None,
         protector: RequestStateProtector | None = None,
         audience: Audience | None = None,
+        tasks: TaskRunner | None = None,
     ) -> None:
         self.protector = protector
+        self.tasks = tasks
+        """The server's task runner, when it has a task store."""
         self.audience = audience
         """Who hears of which change (2025 session subscriptions among them)."""
         self.limits = limits
@@ -279,13 +305,21 @@ class Operations:
         return server_features(tuple(features))
 
     async def _run(
-        self, call: Call, job: Job, ctx: RequestContext, *, intercept: bool = True
+        self,
+        call: Call,
+        job: Job,
+        ctx: RequestContext,
+        *,
+        intercept: bool = True,
+        executor: Executor | None = None,
     ) -> bytes:
-        """Run ``job`` in a handler slot, wrapped by the interceptor when there is one."""
+        """Run ``job`` in a handler slot (of ``executor``, the server's by default), wrapped
+        by the interceptor when there is one."""
         run, is_async, at_once = job.run, job.is_async, job.at_once
+        if executor is None:
+            executor = self.executor
         if self.interceptor is not None and intercept:
-            run, is_async, at_once = self._intercepted(job, ctx), True, False
-        executor = self.executor
+            run, is_async, at_once = self._intercepted(job, ctx, executor), True, False
         if at_once and is_async and executor.take_now(call.deadline, call.disconnected):
             # ``executor.run``'s common case without its coroutine: a free slot, taken above,
             # and a job that finishes in its first step
@@ -298,14 +332,15 @@ class Operations:
             return result
         return checked(result, bytes, "the handler job")  # type: ignore[no-any-return]
 
-    def _intercepted(self, job: Job, ctx: RequestContext) -> Callable[[], Awaitable[bytes]]:
+    def _intercepted(
+        self, job: Job, ctx: RequestContext, executor: Executor
+    ) -> Callable[[], Awaitable[bytes]]:
         """The job wrapped by the interceptor: ``proceed()`` runs
         validation and the handler once -- a ``def`` handler still in a worker thread, its
         slot held until the thread returns -- and the interceptor returns what ``proceed()``
         gave it or a result of its own, which is written like the handler's."""
         interceptor = self.interceptor
         assert interceptor is not None
-        executor = self.executor
 
         async def intercepted() -> bytes:
             used = False
@@ -436,6 +471,8 @@ class Operations:
             return self._rounds(
                 call, tool, lambda retry, on: self._tool_job(call, plan, row, retry, on, True)
             )
+        if plan.task and row.stateless:
+            return self._task_call(call, plan, row)
         continuation, retry = settled(tool, row.stateless, call.params) or self._prepare(call, tool)
         # ``_tool_job`` inline: the hot path saves a call
         ctx = self._context(call, name, retry)
@@ -450,6 +487,214 @@ class Operations:
         )  # fmt: skip
         return self._run(call, job, ctx)
 
+    # --- tasks (2026-07-28, the tasks extension) ----------------------------------------
+
+    def _task_call(self, call: Call, plan: ToolPlan, row: RevisionProfile) -> Awaitable[bytes]:
+        """A 2026-07-28 call of a tool that may run as a task: a managed task when the request
+        declares the extension, -32021 for a task-only tool when it does not, else the call
+        runs inline (with a ``TaskCreation`` for an operation handler that creates its task)."""
+        tool = plan.tool
+        declared = declares_tasks(call.meta.client_capabilities)
+        if declared and tool.managed_task and self._arguments_valid(tool, call.args[1]):
+            return self._start_task(call, plan, row)
+        # (arguments the input schema refuses are answered at once, as any call's: no task)
+        if not declared and tool.task_support is TaskSupport.REQUIRED:
+            raise MissingClientCapability(tasks_capability())
+        continuation, retry = settled(tool, True, call.params) or self._prepare(call, tool)
+        job, ctx = self._tool_job(
+            call, plan, row, retry, continuation, not plan.conditional, creating=declared
+        )
+        return self._run(call, job, ctx)
+
+    def _arguments_valid(self, tool: ToolRegistration, arguments: JsonObject) -> bool:
+        """Whether ``arguments`` pass the tool's input schema: a task is stored only for a
+        call that can run (the handler's own round checks them again, as every call's does)."""
+        schema = tool.input_schema
+        budget = min(self.limits.max_evaluation_operations, schema.limits.max_evaluation_operations)
+        with self.gate:
+            return schema.evaluate(arguments, max_operations=budget) is Outcome.VALID
+
+    def _creating(
+        self,
+        call: Call,
+        tool: ToolRegistration,
+        ctx: RequestContext,
+        arguments: JsonObject,
+        features: InvocationFeatures,
+    ) -> InvocationFeatures:
+        """``features`` with a ``TaskCreation`` for this call's caller and tool."""
+        runner = self._runner()
+        finish = result_writer(
+            ToolCall(
+                tool, ctx, arguments, features, self.gate, self.sanitizer, TASK_ROUND,
+                call.revision, None, self.limits,
+            )
+        )  # fmt: skip
+        creation = TaskCreation(
+            runner,
+            owner=call.authorization,
+            endpoint=call.runtime.endpoint.path,
+            tool=tool,
+            finish=finish,
+        )
+        return server_features((*features.features, creation))
+
+    def _runner(self) -> TaskRunner:
+        runner = self.tasks
+        if runner is None:  # the server refuses to build an endpoint with tasks without one
+            log.error("mcpkit: a task without a task store")
+            raise InternalError()
+        return runner
+
+    async def _start_task(self, call: Call, plan: ToolPlan, row: RevisionProfile) -> bytes:
+        """Store a task for this call, start its work and answer with its handle."""
+        runner = self._runner()
+        arguments = call.args[1]
+        origin = encode(
+            JsonObject(
+                {
+                    "arguments": arguments,
+                    "clientCapabilities": call.meta.client_capabilities or _NO_CAPABILITIES,
+                }
+            ),
+            limits=self.limits,
+        )
+        record = await runner.create(
+            owner=call.authorization,
+            endpoint=call.runtime.endpoint.path,
+            tool=plan.tool,
+            managed=True,
+            origin=origin,
+        )
+        runner.launch(record, self.task_work(call, plan))
+        info = call.runtime.endpoint.implementation if row.server_info_meta else None
+        return created_message(call.request_id, record, info, self.limits)
+
+    def task_work(self, call: Call, plan: ToolPlan, rounds: int = 0) -> Work:
+        """A managed task's work: the tool's handler run in the task runner's slots, round
+        after round while it asks for input (each asked through the task, answered by
+        ``tasks/update``), within ``task_timeout_seconds`` in all."""
+        runner = self._runner()
+        tool = plan.tool
+        name, arguments = call.args
+        capabilities = call.meta.client_capabilities or _NO_CAPABILITIES
+        limits = self.limits
+        if call.http is not None and call.http.body:
+            # The task may wait long: it keeps the request's headers, not its body (the
+            # arguments are already read).
+            call = call._replace(http=dataclasses.replace(call.http, body=b""))
+
+        async def work(running: Running) -> bytes:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + limits.task_timeout_seconds
+            quiet = call._replace(
+                notify=_nowhere,
+                deadline=deadline,
+                disconnected=running.stopped,
+                token=running.token,
+            )
+            progress = call.meta.progress_token or running.key.task_id
+            features = server_features(
+                (running.token, ProgressReporter(progress, runner.progress(running)))
+            )
+            retry = _NO_RETRY
+            asked = 0  # rounds that returned an input-required result
+            asks = rounds  # rounds that asked the client, over the task's life (the store's)
+            while True:
+                inquiry = Inquiry()
+                continuation = Continuation(
+                    mode=tool.request_state_mode,
+                    declared=tool.declared_kinds,
+                    capabilities=capabilities,
+                    protector=None,
+                    binding=None,
+                    opened=None,
+                    request_id=running.key.task_id,
+                    inquiry=inquiry,
+                )
+                ctx = self._context(quiet, name, retry)
+                job = tool_job(
+                    ToolCall(
+                        tool, ctx, arguments, features, self.gate, self.sanitizer, TASK_ROUND,
+                        call.revision, None, limits, continuation,
+                    )
+                )  # fmt: skip
+                try:
+                    body = await self._run(quiet, job, ctx, executor=runner.executor)
+                except Overloaded:
+                    if loop.time() < deadline:
+                        raise  # the runner is stopping
+                    raise DeadlineExceeded() from None  # its time ran out waiting for a slot
+                if inquiry.requests is None:
+                    return body
+                if asked == limits.max_request_state_rounds:
+                    log.error("mcpkit: a task asked for input past max_request_state_rounds")
+                    raise InternalError()
+                asked += 1
+                responses = None
+                if inquiry.requests:
+                    asks += 1
+                    prefix = f"{asks}:"  # ids unique over the task's life, never reused
+                    keyed = {prefix + key: value for key, value in inquiry.requests.items()}
+                    answers = await runner.ask(running, keyed, deadline)
+                    if answers:
+                        responses = JsonObject(
+                            {
+                                key[len(prefix) :]: value
+                                for key, value in answers.items()
+                                if key.startswith(prefix)
+                            }
+                        )
+                retry = Retry(responses, inquiry.request_state, inquiry.framework_state)
+
+        return work
+
+    def _task_key(self, call: Call, task_id: str) -> TaskKey:
+        """The task a ``tasks/*`` request names, for its caller; -32021 when the request does
+        not declare the extension (checked before any lookup)."""
+        if not declares_tasks(call.meta.client_capabilities):
+            raise MissingClientCapability(tasks_capability())
+        return TaskKey(task_id, call.authorization, call.runtime.endpoint.path)
+
+    async def _tasks_get(self, call: Call) -> bytes:
+        key = self._task_key(call, call.args)
+        record = await (await self._runner().ready()).get(key)
+        if record is None:
+            raise TaskNotFound()
+        if not deliverable(call.runtime, call.revision, record, self.gate, self.limits):
+            raise InternalError()  # the stored task is left as it is: a later poll may do
+        row = profile(call.revision)
+        info = call.runtime.endpoint.implementation if row.server_info_meta else None
+        return detailed_message(call.request_id, record, info, self.limits)
+
+    async def _tasks_update(self, call: Call) -> bytes:
+        task_id, given = call.args
+        key = self._task_key(call, task_id)
+        runner = self._runner()
+        record = await (await runner.ready()).get(key)
+        if record is None:
+            raise TaskNotFound()
+        if record.status is TaskStatus.INPUT_REQUIRED and record.input_requests is not None:
+            outstanding = decode(record.input_requests, limits=self.limits)
+            assert isinstance(outstanding, JsonObject)
+            matching = {
+                request_id: encode(response, limits=self.limits)
+                for request_id, response in given.items()
+                if isinstance(request := outstanding.get(request_id), JsonObject)
+                and response_answers(request.get("method"), response)
+            }
+            if matching:
+                await runner.answer(key, matching)
+        return await self._empty(call)
+
+    async def _tasks_cancel(self, call: Call) -> bytes:
+        key = self._task_key(call, call.args)
+        runner = self._runner()
+        await runner.ready()
+        if await runner.cancel(key) is None:
+            raise TaskNotFound()
+        return await self._empty(call)
+
     def _tool_job(
         self,
         call: Call,
@@ -458,12 +703,15 @@ class Operations:
         retry: Retry,
         continuation: Continuation | None,
         progress: bool,
+        creating: bool = False,
     ) -> tuple[Job, RequestContext]:
         """One round's job of a 2025 tools/call that asks the client, and the handler's
         context (``_tools_call`` builds the same inline)."""
         name, arguments = call.args
         ctx = self._context(call, name, retry)
         features = self._features(call, row, progress)
+        if creating:  # an operation handler that creates its task itself
+            features = self._creating(call, plan.tool, ctx, arguments, features)
         info = call.runtime.endpoint.implementation if row.server_info_meta else None  # _output
         job = tool_job(
             ToolCall(
@@ -623,6 +871,9 @@ METHODS: Final = (
         "resources/unsubscribe", _HANDSHAKE, read_uri, Operations._unsubscribe, "resources", True
     ),
     Method(LISTEN, _STATELESS, read_listen, _streamed, listen=True),
+    Method("tasks/get", _STATELESS, read_task, Operations._tasks_get, tasks=True),
+    Method("tasks/update", _STATELESS, read_task_update, Operations._tasks_update, tasks=True),
+    Method("tasks/cancel", _STATELESS, read_task, Operations._tasks_cancel, tasks=True),
 )
 """Every request method the server answers, one row each (``Method``): adding a method is a
 row here plus its operation above."""

@@ -21,6 +21,8 @@ __all__ = [
     "read_level",
     "read_nothing",
     "read_prompt",
+    "read_task",
+    "read_task_update",
     "read_tool_call",
     "read_uri",
 ]
@@ -115,3 +117,25 @@ def read_completion(params: JsonObject) -> CompletionArgs:
 def read_level(params: JsonObject) -> str:
     """``logging/setLevel``: the level's wire name."""
     return LogLevel.parse(params.get("level")).wire
+
+
+_MAX_TASK_ID_CHARS: Final = 256
+"""A task id the server issued is 43 characters; a longer one names no task and is refused
+before any lookup."""
+
+
+def read_task(params: JsonObject) -> str:
+    """``tasks/get`` and ``tasks/cancel``: the task id, a non-empty string."""
+    task_id = _text(params, "taskId")
+    if not task_id or len(task_id) > _MAX_TASK_ID_CHARS:
+        raise InvalidParams()
+    return task_id
+
+
+def read_task_update(params: JsonObject) -> tuple[str, JsonObject]:
+    """``tasks/update``: the task id and ``inputResponses``, an object (each response is
+    matched to the task's outstanding requests later; unknown ones are ignored there)."""
+    responses = params.get("inputResponses")
+    if not isinstance(responses, JsonObject):
+        raise InvalidParams()
+    return read_task(params), responses

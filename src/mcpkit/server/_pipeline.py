@@ -23,6 +23,7 @@ from mcpkit.errors import (
     InvalidParams,
     InvalidRequest,
     MethodNotFound,
+    MissingClientCapability,
     Overloaded,
     ProtocolError,
     SessionNotFound,
@@ -32,7 +33,7 @@ from mcpkit.errors import (
 )
 from mcpkit.json import JsonObject, decode, encode
 from mcpkit.limits import Limits
-from mcpkit.model import CancellationToken, Revision
+from mcpkit.model import CancellationToken, Revision, declares_tasks, tasks_capability
 from mcpkit.protocol import (
     META_KEY,
     PROTOCOL_VERSION_KEY,
@@ -66,10 +67,13 @@ from mcpkit.server._listen import (
     ListenFilter,
     SubscriptionAuthorizer,
     SubscriptionRequest,
+    TaskSnapshot,
 )
 from mcpkit.server._operations import Operations, read_params
 from mcpkit.server._policy import AdmissionController, AdmissionRequest, Admitted, Rejected
 from mcpkit.server._sessions import Session, SessionStore
+from mcpkit.server._task_delivery import task_snapshot
+from mcpkit.server._task_store import TaskKey
 
 __all__ = [
     "Answer",
@@ -290,7 +294,9 @@ class Pipeline:
                 return
             assert request_id is not None  # a request always has one
             if method == LISTEN:
-                await self._listen(runtime, revision, request_id, args, admitted, channel, http)
+                await self._listen(
+                    runtime, revision, request_id, args, admitted, channel, http, selection.meta
+                )
                 return
             token = CancellationToken()
             tracked: Session | None = None
@@ -494,6 +500,7 @@ class Pipeline:
         admitted: Admitted,
         channel: Channel,
         http: HttpRequest | None,
+        meta: RequestMeta,
     ) -> None:
         """An admitted ``subscriptions/listen``: honour what the endpoint can deliver, take a
         place in the audience (``ListenQuota`` past a bound), ask the subscription authorizer
@@ -504,12 +511,23 @@ class Pipeline:
         assert isinstance(asked, ListenFilter)  # the method's reader made it
         if len(asked.uris) > self.limits.max_listen_uris:
             raise InvalidParams()
+        if len(asked.task_ids) > self.limits.max_listen_task_ids:
+            raise InvalidParams()
         endpoint = runtime.endpoint
+        honoured = _honoured(endpoint.capabilities(revision), asked)
+        snapshot = None
+        if asked.task_ids:
+            # Task ids only with the extension, and only the caller's own tasks are followed.
+            if not declares_tasks(meta.client_capabilities):
+                raise MissingClientCapability(tasks_capability())
+            honoured, snapshot = await self._tasks_followed(
+                runtime, revision, admitted.authorization, honoured, asked.task_ids
+            )
         request = SubscriptionRequest(
             endpoint=endpoint,
             identity=admitted.identity,
             authorization=admitted.authorization,
-            notifications=_honoured(endpoint.capabilities(revision), asked),
+            notifications=honoured,
             http_request=http,
         )
         renewal = dataclasses.replace(request, renewal=True)
@@ -522,6 +540,7 @@ class Pipeline:
             limits=self.limits,
             renew=functools.partial(self._authorize, renewal),
         )
+        listener.task_snapshot = snapshot
         audience = self.audience
         audience.open(listener)
         try:
@@ -532,6 +551,30 @@ class Pipeline:
             await channel.listen(listener)
         finally:
             audience.close(listener)
+
+    async def _tasks_followed(
+        self,
+        runtime: Runtime,
+        revision: Revision,
+        owner: str | None,
+        honoured: ListenFilter,
+        asked: tuple[str, ...],
+    ) -> tuple[ListenFilter, TaskSnapshot | None]:
+        """The asked task ids the listen follows (the caller's tasks that exist now; none at
+        an endpoint without tasks), and how to tell their changes."""
+        if not runtime.endpoint.tasks:
+            return honoured, None
+        runner = self.operations.tasks
+        assert runner is not None  # the engine refuses an endpoint with tasks without one
+        store = await runner.ready()
+        path = runtime.endpoint.path
+        found = [
+            task_id
+            for task_id in asked
+            if await store.get(TaskKey(task_id, owner, path)) is not None
+        ]
+        snapshot = task_snapshot(store, runtime, revision, owner, self.operations.gate, self.limits)
+        return dataclasses.replace(honoured, task_ids=tuple(found)), snapshot
 
     async def _authorize(self, request: SubscriptionRequest) -> float | None:
         """The subscription authorizer's grant in seconds, or ``None``: it denied, failed,

@@ -38,6 +38,7 @@ from mcpkit.server import (
     SessionStore,
     StdioConnection,
     SubscriptionAuthorizer,
+    TaskStore,
     build_engine,
 )
 from mcpkit.transports import McpApp
@@ -173,6 +174,7 @@ class Server:
         broadcaster: Broadcaster | None = None,
         events: EventStore | None = None,
         subscription_authorizer: SubscriptionAuthorizer | None = None,
+        task_store: TaskStore | None = None,
         loop: EventLoop = "asyncio",
         drain_seconds: float = 30.0,
     ) -> None:
@@ -196,6 +198,7 @@ class Server:
             broadcaster=broadcaster,
             events=events,
             subscription_authorizer=subscription_authorizer,
+            task_store=task_store,
         )
         self._build(
             registry,
@@ -232,6 +235,11 @@ class Server:
     def drain_seconds(self) -> float:
         return self._settings.drain_seconds
 
+    @property
+    def task_store(self) -> TaskStore | None:
+        """Where the server keeps its tasks (``None`` when no tool may run as a task)."""
+        return self._settings.engine.task_store
+
     def __repr__(self) -> str:
         return f"<Server {self.host}:{self.port} {len(self.registry)} endpoints>"
 
@@ -242,12 +250,16 @@ class Server:
         port: int | None = None,
         loop: EventLoop | None = None,
         drain_seconds: float | None = None,
+        task_store: TaskStore | None = None,
     ) -> Server:
-        """The same server on another address, loop or drain budget (what ``mcpkit serve
-        --host/--port/--loop/--drain`` uses), with a new engine (the port is one of its
-        settings) over the same endpoints, session and event stores and broadcaster: an
-        application that calls ``swap`` or ``notify_resource_updated`` on this server reaches
-        the clients of the new one."""
+        """The same server on another address, loop or drain budget, or with another task
+        store (what ``mcpkit serve --host/--port/--loop/--drain/--tasks-db`` uses), with a new
+        engine (the port is one of its settings) over the same endpoints, session and event
+        stores and broadcaster: an application that calls ``swap`` or
+        ``notify_resource_updated`` on this server reaches the clients of the new one.  The
+        task store is this server's unless ``task_store`` names another; this server keeps
+        its own (closing it is the owner's business), and a store given to a server with no
+        task tool is refused as the constructor refuses it."""
         now = self._settings
         host = now.host if host is None else host
         port = now.port if port is None else port
@@ -270,6 +282,7 @@ class Server:
                     broadcaster=self.engine.broadcaster,
                     events=self.engine.pipeline.events,
                     deployment=self.engine.deployment,
+                    task_store=now.engine.task_store if task_store is None else task_store,
                 ),
             ),
         )

@@ -298,9 +298,19 @@ class ResourceNotFound(ProtocolError):
 
 
 class HeaderMismatch(ProtocolError):
+    """A routing header (``Mcp-Method``, ``Mcp-Name``, ``MCP-Protocol-Version``, a tool's
+    ``Mcp-Param-*``) is missing, repeated, malformed or disagrees with the body: 400 / -32020.
+    ``data.header`` names the header, in lower case as the server looks it up (never a value,
+    and never a header name the client made up)."""
+
     jsonrpc_code = -32020
     http_status = 400
     message = "Header mismatch"
+
+    def __init__(self, header: str | None = None) -> None:
+        super().__init__()
+        if header is not None:
+            self.data = {"header": header}
 
 
 class MissingClientCapability(ProtocolError):

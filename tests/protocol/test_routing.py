@@ -299,29 +299,38 @@ def test_name_header_bound_follows_limits() -> None:
 
 
 def test_header_refusals_never_echo() -> None:
-    cases: list[tuple[str, Mapping[str, object] | None, Headers]] = [
-        ("tools/list", None, [("mcp-method", CANARY)]),
+    """The refusal names the header (the server's own lower-case name), never a value."""
+    cases: list[tuple[str, Mapping[str, object] | None, Headers, str]] = [
+        ("tools/list", None, [("mcp-method", CANARY)], "mcp-method"),
         (
             "tools/call",
             {"name": CANARY},
             [("mcp-method", "tools/call"), ("mcp-name", CANARY + "x")],
+            "mcp-name",
         ),
-        ("tools/call", {"name": "a"}, [("mcp-method", "tools/call"), ("mcp-name", b64(CANARY))]),
+        (
+            "tools/call",
+            {"name": "a"},
+            [("mcp-method", "tools/call"), ("mcp-name", b64(CANARY))],
+            "mcp-name",
+        ),
         (
             "tools/call",
             {"name": "a"},
             [("mcp-method", "tools/call"), ("mcp-name", CANARY + "\x00")],
+            "mcp-name",
         ),
-        ("ping", None, [("mcp-method", "ping"), ("mcp-name", CANARY)]),
-        ("ping", None, [("mcp-method", "ping"), ("mcp-method", CANARY)]),
+        ("ping", None, [("mcp-method", "ping"), ("mcp-name", CANARY)], "mcp-name"),
+        ("ping", None, [("mcp-method", "ping"), ("mcp-method", CANARY)], "mcp-method"),
+        ("tools/call", {"name": "a"}, [("mcp-method", "tools/call")], "mcp-name"),
     ]
-    for method, params, headers in cases:
+    for method, params, headers, named in cases:
         error = mismatch(method, params, headers)
         assert type(error) is HeaderMismatch
         assert (error.jsonrpc_code, error.http_status) == (-32020, 400)
         assert str(error) == "Header mismatch"
         assert error.args == ("Header mismatch",)
-        assert error.data is None
+        assert error.data == {"header": named}
         assert CANARY not in repr(error)
         assert error.__cause__ is None
     with pytest.raises(InvalidRequest) as caught:

@@ -192,7 +192,8 @@ def test_header_absent_or_different_from_meta_is_header_mismatch_before_unsuppor
     header: str | None, body: str, served: frozenset[Revision]
 ) -> None:
     error = refused(HeaderMismatch, header, meta(body), served)
-    assert (error.jsonrpc_code, error.http_status, error.data) == (-32020, 400, None)
+    named = {"header": "mcp-protocol-version"}
+    assert (error.jsonrpc_code, error.http_status, error.data) == (-32020, 400, named)
 
 
 @pytest.mark.parametrize(

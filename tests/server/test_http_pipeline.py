@@ -80,6 +80,13 @@ NOT_FOUND = (-32601, "Method not found")
 INVALID_PARAMS = (-32602, "Invalid params")
 INTERNAL = (-32603, "Internal error")
 MISMATCH = (-32020, "Header mismatch")
+
+
+def named(header: str) -> dict[str, str]:
+    """A header mismatch's ``data``: the header, by the server's lower-case name."""
+    return {"header": header}
+
+
 UNSUPPORTED = (-32022, "Unsupported protocol version")
 
 
@@ -567,7 +574,7 @@ def test_group3_an_allowed_origin_keeps_the_cors_headers_on_errors(
 ) -> None:
     headers = {**stateless_headers("tools/list"), "Origin": LOCAL_ORIGIN, "Mcp-Method": "nope"}
     response = cors_client.post(PATH, tools_list_body(), headers=headers)
-    expect(response, 400, rpc_error(MISMATCH), headers=CORS_HEADERS)
+    expect(response, 400, rpc_error(MISMATCH, data=named("mcp-method")), headers=CORS_HEADERS)
     headers = {
         **stateless_headers("tools/list"),
         "Origin": LOCAL_ORIGIN,
@@ -932,14 +939,18 @@ def test_group7_the_headers_agree_and_the_request_is_answered(client: TestClient
 
 def test_group7_er_08_a_missing_mcp_method_is_400_header_mismatch(client: TestClient) -> None:
     response = modern(client, tools_list_body(), drop=["Mcp-Method"])
-    expect(response, 400, rpc_error(MISMATCH))
+    expect(response, 400, rpc_error(MISMATCH, data=named("mcp-method")))
 
 
 @pytest.mark.parametrize("value", ["TOOLS/LIST", "Tools/List", "tools/call", "tools/list/", ""])
 def test_group7_mcp_method_must_equal_the_method_case_sensitively(
     client: TestClient, value: str
 ) -> None:
-    expect(modern(client, tools_list_body(), Mcp_Method=value), 400, rpc_error(MISMATCH))
+    expect(
+        modern(client, tools_list_body(), Mcp_Method=value),
+        400,
+        rpc_error(MISMATCH, data=named("mcp-method")),
+    )
 
 
 def test_group7_mcp_method_whitespace_is_trimmed(client: TestClient) -> None:
@@ -949,7 +960,11 @@ def test_group7_mcp_method_whitespace_is_trimmed(client: TestClient) -> None:
 
 def test_group7_a_repeated_mcp_method_is_a_header_mismatch(client: TestClient) -> None:
     headers = [*stateless_headers("tools/list").items(), ("Mcp-Method", "tools/list")]
-    expect(client.post(PATH, tools_list_body(), headers=headers), 400, rpc_error(MISMATCH))
+    expect(
+        client.post(PATH, tools_list_body(), headers=headers),
+        400,
+        rpc_error(MISMATCH, data=named("mcp-method")),
+    )
 
 
 NAMED = [
@@ -992,7 +1007,9 @@ def test_group7_named_methods_answer_with_a_matching_mcp_name(
 def test_group7_named_methods_without_mcp_name_are_400(
     client: TestClient, body: dict[str, object]
 ) -> None:
-    expect(modern(client, body, drop=["Mcp-Name"]), 400, rpc_error(MISMATCH))
+    expect(
+        modern(client, body, drop=["Mcp-Name"]), 400, rpc_error(MISMATCH, data=named("mcp-name"))
+    )
 
 
 @pytest.mark.parametrize("body", NAMED, ids=NAMED_IDS)
@@ -1000,7 +1017,7 @@ def test_group7_named_methods_without_mcp_name_are_400(
 def test_group7_named_methods_with_another_or_undecodable_mcp_name_are_400(
     client: TestClient, body: dict[str, object], value: str
 ) -> None:
-    expect(modern(client, body, Mcp_Name=value), 400, rpc_error(MISMATCH))
+    expect(modern(client, body, Mcp_Name=value), 400, rpc_error(MISMATCH, data=named("mcp-name")))
 
 
 @pytest.mark.parametrize(
@@ -1023,7 +1040,7 @@ def test_group7_mcp_name_may_be_base64_and_whitespace_is_trimmed(
 @pytest.mark.parametrize("method", ["tools/list", "prompts/list", "server/discover"])
 def test_group7_mcp_name_on_an_unnamed_method_is_400(client: TestClient, method: str) -> None:
     response = modern(client, stateless_request(method), Mcp_Name="echo")
-    expect(response, 400, rpc_error(MISMATCH))
+    expect(response, 400, rpc_error(MISMATCH, data=named("mcp-name")))
 
 
 def meta_request(meta: Mapping[str, object], method: str = "tools/list") -> dict[str, object]:
@@ -1078,7 +1095,7 @@ def test_group9_client_info_is_optional(client: TestClient) -> None:
 
 def test_group8_a_missing_version_header_is_400_header_mismatch(client: TestClient) -> None:
     response = modern(client, tools_list_body(), drop=["MCP-Protocol-Version"])
-    expect(response, 400, rpc_error(MISMATCH))
+    expect(response, 400, rpc_error(MISMATCH, data=named("mcp-protocol-version")))
 
 
 def test_group8_a_header_body_version_mismatch_is_header_mismatch_before_unsupported(
@@ -1086,9 +1103,9 @@ def test_group8_a_header_body_version_mismatch_is_header_mismatch_before_unsuppo
 ) -> None:
     """Header 2026-07-28 with body v999 is -32020, not -32022 (step 8)."""
     response = modern(client, stateless_request("tools/list", version="v999"))
-    expect(response, 400, rpc_error(MISMATCH))
+    expect(response, 400, rpc_error(MISMATCH, data=named("mcp-protocol-version")))
     response = modern(client, tools_list_body(), MCP_Protocol_Version="v999")
-    expect(response, 400, rpc_error(MISMATCH))
+    expect(response, 400, rpc_error(MISMATCH, data=named("mcp-protocol-version")))
 
 
 def test_group9_missing_capabilities_come_before_a_version_mismatch(client: TestClient) -> None:
@@ -1133,7 +1150,7 @@ def test_group8_a_long_requested_version_is_not_echoed(client: TestClient) -> No
 def test_group7_the_routing_headers_come_before_the_version(client: TestClient) -> None:
     body = stateless_request("tools/list", version="v999")
     response = modern(client, body, MCP_Protocol_Version="v999", Mcp_Method="nope")
-    expect(response, 400, rpc_error(MISMATCH))
+    expect(response, 400, rpc_error(MISMATCH, data=named("mcp-method")))
 
 
 @pytest.mark.parametrize(
@@ -1177,7 +1194,7 @@ def test_group9_a_notification_with_an_unsupported_version_header_is_400_empty(
 def test_group9_string_ids_keep_their_type(client: TestClient) -> None:
     body = {**call_echo(), "id": "1"}
     response = modern(client, body, Mcp_Method="nope")
-    expect(response, 400, rpc_error(MISMATCH, id="1"))
+    expect(response, 400, rpc_error(MISMATCH, data=named("mcp-method"), id="1"))
     response = modern(client, body)
     assert json.loads(response.body)["id"] == "1"
 
@@ -1186,10 +1203,14 @@ def test_mh_20_a_missing_mirror_header_is_400_header_mismatch(client: TestClient
     """MH-02 / MH-20 / MH-18: the mirrored ``Mcp-Param-Tenant`` must be present and agree; any
     failure is the fixed 400 / -32020 "Header mismatch"."""
     body = stateless_request("tools/call", {"name": "tenant.echo", "arguments": {"tenant": "acme"}})
-    expect(modern(client, body), 400, rpc_error(MISMATCH))
+    expect(modern(client, body), 400, rpc_error(MISMATCH, data=named("mcp-param-tenant")))
     response = modern(client, body, Mcp_Param_Tenant="acme")
     expect(response, 200, modern_tool_result("acme"), method="tools/call")
-    expect(modern(client, body, Mcp_Param_Tenant="other"), 400, rpc_error(MISMATCH))
+    expect(
+        modern(client, body, Mcp_Param_Tenant="other"),
+        400,
+        rpc_error(MISMATCH, data=named("mcp-param-tenant")),
+    )
 
 
 @pytest.mark.parametrize("arguments", [{}, {"tenant": None}], ids=["absent", "null"])
@@ -1199,7 +1220,11 @@ def test_mh_03_a_mirror_header_never_supplies_a_missing_argument(
     """MH-03: the header alone is no argument; it disagrees with the body and the handler never
     runs."""
     body = stateless_request("tools/call", {"name": "tenant.echo", "arguments": arguments})
-    expect(modern(client, body, Mcp_Param_Tenant="acme"), 400, rpc_error(MISMATCH))
+    expect(
+        modern(client, body, Mcp_Param_Tenant="acme"),
+        400,
+        rpc_error(MISMATCH, data=named("mcp-param-tenant")),
+    )
 
 
 # --- 2025 revisions (legacy, stateless) -----------------------------------------------------
@@ -1463,7 +1488,11 @@ def test_admission_comes_after_the_envelope_headers_and_version() -> None:
 
     with admitting(controller) as test_client:
         expect(test_client.post(PATH, b"{", headers={}), 400, rpc_error(PARSE, id=None))
-        expect(modern(test_client, call_echo(), Mcp_Name="x"), 400, rpc_error(MISMATCH))
+        expect(
+            modern(test_client, call_echo(), Mcp_Name="x"),
+            400,
+            rpc_error(MISMATCH, data=named("mcp-name")),
+        )
         expect(modern(test_client, meta_request({})), 400, rpc_error(INVALID_PARAMS))
         expect(test_client.post(PATH, {"jsonrpc": "2.0", "id": 1, "result": {}}), 202)
     assert calls == []

@@ -205,7 +205,23 @@ INVALID_REQUEST = error(-32600, "Invalid Request")
 NOT_FOUND = error(-32601, "Method not found")
 INVALID = error(-32602, "Invalid params")
 INTERNAL = error(-32603, "Internal error")
-MISMATCH = error(-32020, "Header mismatch")
+
+
+def mismatch(header: str) -> bytes:
+    """The refusal names the header by the server's own name: never what the client sent."""
+    return wire(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "error": {"code": -32020, "message": "Header mismatch", "data": {"header": header}},
+        }
+    )
+
+
+MISMATCH_METHOD = mismatch("mcp-method")
+MISMATCH_NAME = mismatch("mcp-name")
+MISMATCH_VERSION = mismatch("mcp-protocol-version")
+MISMATCH_TENANT = mismatch("mcp-param-tenant")
 
 
 def not_found(uri: str, code: int = -32002, message: str = "Resource not found") -> bytes:
@@ -319,24 +335,24 @@ CASES = [
     Case("bad-id", {"jsonrpc": "2.0", "id": [CANARY], "method": "tools/list"}, 400,
          error(-32600, "Invalid Request", None)),
     # group 7: routing headers
-    Case("mcp-method", stateless_request("tools/list"), 400, MISMATCH,
+    Case("mcp-method", stateless_request("tools/list"), 400, MISMATCH_METHOD,
          headers=headers_for("tools/list", Mcp_Method=CANARY)),
-    Case("mcp-method-method", stateless_request(CANARY), 400, MISMATCH,
+    Case("mcp-method-method", stateless_request(CANARY), 400, MISMATCH_METHOD,
          headers=headers_for("tools/list")),
-    Case("mcp-name", call("echo", {"text": "x"}), 400, MISMATCH,
+    Case("mcp-name", call("echo", {"text": "x"}), 400, MISMATCH_NAME,
          headers=headers_for("tools/call", CANARY)),
-    Case("mcp-name-base64", call("echo", {"text": "x"}), 400, MISMATCH,
+    Case("mcp-name-base64", call("echo", {"text": "x"}), 400, MISMATCH_NAME,
          headers=headers_for("tools/call", Mcp_Name=b64(CANARY))),
-    Case("mcp-name-bad-base64", call("echo", {"text": "x"}), 400, MISMATCH,
+    Case("mcp-name-bad-base64", call("echo", {"text": "x"}), 400, MISMATCH_NAME,
          headers=headers_for("tools/call", Mcp_Name=f"=?base64?{CANARY}?=")),
-    Case("mcp-name-unnamed", stateless_request("tools/list"), 400, MISMATCH,
+    Case("mcp-name-unnamed", stateless_request("tools/list"), 400, MISMATCH_NAME,
          headers=headers_for("tools/list", Mcp_Name=CANARY)),
-    Case("mcp-name-body", call(CANARY, {}), 400, MISMATCH,
+    Case("mcp-name-body", call(CANARY, {}), 400, MISMATCH_NAME,
          headers=headers_for("tools/call", "echo")),
     # groups 8-9: version and _meta
-    Case("version-header", stateless_request("tools/list"), 400, MISMATCH,
+    Case("version-header", stateless_request("tools/list"), 400, MISMATCH_VERSION,
          headers=headers_for("tools/list", MCP_Protocol_Version=CANARY)),
-    Case("version-body", stateless_request("tools/list", version=CANARY), 400, MISMATCH,
+    Case("version-body", stateless_request("tools/list", version=CANARY), 400, MISMATCH_VERSION,
          headers=headers_for("tools/list")),
     Case("version-long", stateless_request("tools/list", version=CANARY * 10), 400,
          wire({"jsonrpc": "2.0", "id": 1, "error": {"code": -32022,
@@ -379,11 +395,11 @@ CASES = [
     Case("missing-resource", stateless_request("resources/read", {"uri": "mem://items/missing"}),
          400, not_found("mem://items/missing", -32602, "Invalid params"),
          headers=headers_for("resources/read", "mem://items/missing")),
-    Case("mirror-mismatch", call("tenant.echo", {"tenant": "acme"}), 400, MISMATCH,
+    Case("mirror-mismatch", call("tenant.echo", {"tenant": "acme"}), 400, MISMATCH_TENANT,
          headers=headers_for("tools/call", "tenant.echo", Mcp_Param_Tenant=CANARY)),
-    Case("mirror-missing", call("tenant.echo", {"tenant": CANARY}), 400, MISMATCH,
+    Case("mirror-missing", call("tenant.echo", {"tenant": CANARY}), 400, MISMATCH_TENANT,
          headers=headers_for("tools/call", "tenant.echo")),
-    Case("mirror-base64", call("tenant.echo", {"tenant": "acme"}), 400, MISMATCH,
+    Case("mirror-base64", call("tenant.echo", {"tenant": "acme"}), 400, MISMATCH_TENANT,
          headers=headers_for("tools/call", "tenant.echo", Mcp_Param_Tenant=b64(CANARY))),
     Case("admission", call(CANARY, {CANARY: CANARY}), 403, INVALID_REQUEST, client="admission",
          headers=headers_for("tools/call", CANARY, Authorization=f"Bearer {CANARY}"),

@@ -500,7 +500,11 @@ def test_mcp_name_must_mirror_the_task_id(client: TestClient, method: str) -> No
     for name in (None, "someone-else", task_id[:-1]):
         response = post(client, method, params, name=name)
         assert response.status == 400
-        assert error(response) == {"code": -32020, "message": "Header mismatch"}
+        assert error(response) == {
+            "code": -32020,
+            "message": "Header mismatch",
+            "data": {"header": "mcp-name"},
+        }
     assert result(post(client, method, params, name=task_id))["resultType"] == "complete"
 
 

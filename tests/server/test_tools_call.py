@@ -1023,7 +1023,8 @@ def test_mirrored_header_failures_are_header_mismatch_before_the_handler(
     """MH-02, MH-03, MH-18, MH-19, MH-20, ER-08: HTTP 400 / -32020 ``Header mismatch``, before
     the handler (and before argument validation)."""
     response = call(client, MODERN, "region", arguments, headers=headers)
-    assert_json(response, 400, error(-32020, "Header mismatch"))
+    named = {"header": "mcp-param-region"}  # the tool's own header, never a value
+    assert_json(response, 400, error(-32020, "Header mismatch", data=named))
     assert invoked == []
 
 
@@ -1039,7 +1040,7 @@ def test_header_never_supplies_a_missing_or_null_argument(
 ) -> None:
     """MH-03: a header alone never stands in for the JSON argument."""
     response = call(client, MODERN, "zone", arguments, headers={"Mcp-Param-Zone": "a"})
-    assert_json(response, 400, error(-32020, "Header mismatch"))
+    assert_json(response, 400, error(-32020, "Header mismatch", data={"header": "mcp-param-zone"}))
     assert invoked == []
 
 
@@ -1049,7 +1050,9 @@ def test_mirror_check_comes_before_the_interceptor() -> None:
     interceptor = recording_interceptor(seen, [])
     with TestClient(mcpkit.Server(ENDPOINT, interceptor=interceptor)) as client:
         response = call(client, MODERN, "region", {"region": "eu"})
-    assert_json(response, 400, error(-32020, "Header mismatch"))
+    assert_json(
+        response, 400, error(-32020, "Header mismatch", data={"header": "mcp-param-region"})
+    )
     assert seen == []
 
 

@@ -44,6 +44,7 @@ from mcpkit.protocol._revisions import CatalogOrder as CatalogOrder
 from mcpkit.protocol._revisions import RevisionProfile as RevisionProfile
 from mcpkit.protocol._revisions import profile as profile
 from mcpkit.protocol._routing import NAMED_METHODS as NAMED_METHODS
+from mcpkit.protocol._routing import PROTOCOL_VERSION_HEADER as PROTOCOL_VERSION_HEADER
 from mcpkit.protocol._routing import HeaderFields as HeaderFields
 from mcpkit.protocol._routing import accepts as accepts
 from mcpkit.protocol._routing import check_method_headers as check_method_headers
@@ -61,6 +62,7 @@ __all__ = (
     "DEFAULT_PAGE_SIZE",
     "META_KEY",
     "NAMED_METHODS",
+    "PROTOCOL_VERSION_HEADER",
     "PROTOCOL_VERSION_KEY",
     "SERVER_INFO_KEY",
     "Catalog",

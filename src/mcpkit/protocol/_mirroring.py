@@ -94,14 +94,18 @@ def check_mirrored_headers(
     found = _collect(wanted, headers)
     for declaration in declarations:
         value = _locate(arguments, declaration.path)
-        header = found.get(declaration.suffix.lower())
+        suffix = declaration.suffix.lower()
+        header = found.get(suffix)
         if value is None:
             if header is not None:
-                raise HeaderMismatch()
+                raise HeaderMismatch(PARAM_HEADER_PREFIX + suffix)
             continue
         if header is None:
-            raise HeaderMismatch()
-        text = _decode(header, limits.max_header_param_bytes)
+            raise HeaderMismatch(PARAM_HEADER_PREFIX + suffix)
+        try:
+            text = _decode(header, limits.max_header_param_bytes)
+        except HeaderMismatch:
+            raise HeaderMismatch(PARAM_HEADER_PREFIX + suffix) from None
         if declaration.type == "string":
             agrees = type(value) is str and value == text
         elif declaration.type == "integer":
@@ -109,7 +113,7 @@ def check_mirrored_headers(
         else:
             agrees = type(value) is bool and text == ("true" if value else "false")
         if not agrees:
-            raise HeaderMismatch()
+            raise HeaderMismatch(PARAM_HEADER_PREFIX + suffix)
 
 
 def _collect(
@@ -129,7 +133,7 @@ def _collect(
         if suffix not in wanted:
             continue  # an undeclared Mcp-Param-* header is ignored (module docstring, rule 1)
         if suffix in found:
-            raise HeaderMismatch()
+            raise HeaderMismatch(PARAM_HEADER_PREFIX + suffix)
         found[suffix] = value
     return found
 

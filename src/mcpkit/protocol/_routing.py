@@ -2,8 +2,8 @@
 
 On 2026-07-28 a request repeats its ``method`` (and, for the three named methods, its target)
 in headers so gateways can route without reading the body; the server checks that both copies
-agree (:func:`check_method_headers`), and every disagreement is the one fixed
-:class:`HeaderMismatch` (-32020), which never carries either copy.
+agree (:func:`check_method_headers`), and every disagreement is the fixed
+:class:`HeaderMismatch` (-32020) naming the header in ``data.header``, never either copy.
 
 Headers arrive as the transport got them: ``(name, value)`` pairs with lower-case names and
 latin-1 decoded values, in arrival order with repeats kept, so a repeated header can be seen
@@ -28,6 +28,7 @@ __all__ = [
     "MCP_METHOD_HEADER",
     "MCP_NAME_HEADER",
     "NAMED_METHODS",
+    "PROTOCOL_VERSION_HEADER",
     "HeaderFields",
     "Headers",
     "accepts",
@@ -41,6 +42,7 @@ Headers = Sequence[tuple[str, str]]
 
 MCP_METHOD_HEADER: Final = "mcp-method"
 MCP_NAME_HEADER: Final = "mcp-name"
+PROTOCOL_VERSION_HEADER: Final = "mcp-protocol-version"
 NAMED_METHODS: Final[Mapping[str, str]] = MappingProxyType(
     {
         "tools/call": "name",
@@ -94,7 +96,7 @@ class HeaderFields:
         if value is None:
             return None
         if name in self._repeated:
-            raise HeaderMismatch() if name.startswith("mcp-") else InvalidRequest()
+            raise HeaderMismatch(name) if name.startswith("mcp-") else InvalidRequest()
         return value.strip(OWS_CHARS)
 
 
@@ -110,7 +112,7 @@ def header(headers: Headers | HeaderFields, name: str) -> str | None:
     for candidate, value in headers:
         if candidate == name:
             if found is not None:
-                raise HeaderMismatch() if name.startswith("mcp-") else InvalidRequest()
+                raise HeaderMismatch(name) if name.startswith("mcp-") else InvalidRequest()
             found = value
     return None if found is None else found.strip(OWS_CHARS)
 
@@ -140,7 +142,7 @@ def check_method_headers(
     other method it must be absent.  The decoded name is bounded by
     ``limits.max_header_param_bytes``.
     """
-    # Both headers read up front: a repeated one is the same fixed HeaderMismatch either way.
+    # Both headers read up front: a repeated one is refused whatever else is wrong.
     if isinstance(headers, HeaderFields):
         mirrored = headers.get(MCP_METHOD_HEADER)
         name = headers.get(MCP_NAME_HEADER)
@@ -149,23 +151,26 @@ def check_method_headers(
         name = header(headers, MCP_NAME_HEADER)
     # ``method`` is a string, so equality also rules out an absent header.
     if mirrored != method or not method.isascii() or not method.isprintable():
-        raise HeaderMismatch()
+        raise HeaderMismatch(MCP_METHOD_HEADER)
     member = _MIRRORED_MEMBER.get(method)
     if member is None:
         if name is not None:
-            raise HeaderMismatch()
+            raise HeaderMismatch(MCP_NAME_HEADER)
         return
     if name is None:
-        raise HeaderMismatch()
+        raise HeaderMismatch(MCP_NAME_HEADER)
     limit = limits.max_header_param_bytes
     decoded = _DECODED.get((name, limit))
     if decoded is None:
-        decoded = _decode(name, limit)  # :func:`decode_header_value`; raises when refused
+        try:
+            decoded = _decode(name, limit)  # :func:`decode_header_value`; raises when refused
+        except HeaderMismatch:
+            raise HeaderMismatch(MCP_NAME_HEADER) from None
         if len(_DECODED) < _MAX_ACCEPTED and len(name) <= _MAX_ACCEPT_CHARS:
             _DECODED[(name, limit)] = decoded  # a server has a few tool names, sent often
     target = None if params is None else params.get(member)
     if isinstance(target, str) and decoded != target:
-        raise HeaderMismatch()
+        raise HeaderMismatch(MCP_NAME_HEADER)
 
 
 def media_type_ok(content_type: str | None) -> bool:

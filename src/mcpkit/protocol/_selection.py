@@ -17,6 +17,7 @@ from mcpkit.errors import HeaderMismatch, InvalidParams, UnsupportedProtocolVers
 from mcpkit.model import Revision
 from mcpkit.protocol._request_meta import RequestMeta
 from mcpkit.protocol._revisions import profile
+from mcpkit.protocol._routing import PROTOCOL_VERSION_HEADER
 
 __all__ = [
     "is_stateless_request",
@@ -65,7 +66,7 @@ def select_stateless(
     if body is None or meta.client_capabilities is None:
         raise InvalidParams()  # missing required _meta comes first
     if header_version is None or header_version != body:
-        raise HeaderMismatch()
+        raise HeaderMismatch(PROTOCOL_VERSION_HEADER)
     revision = _STATELESS_BY_WIRE.get(body)  # only stateless revisions: no profile() per request
     if revision is None or revision not in served:
         raise UnsupportedProtocolVersion(supported(served), body)

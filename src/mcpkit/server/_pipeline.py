@@ -36,6 +36,7 @@ from mcpkit.limits import Limits
 from mcpkit.model import CancellationToken, Revision, declares_tasks, tasks_capability
 from mcpkit.protocol import (
     META_KEY,
+    PROTOCOL_VERSION_HEADER,
     PROTOCOL_VERSION_KEY,
     Envelope,
     HeaderFields,
@@ -369,7 +370,7 @@ class Pipeline:
         served = runtime.endpoint.revisions
         params = envelope.params
         method = envelope.method or ""
-        header_version = None if headers is None else headers.get("mcp-protocol-version")
+        header_version = None if headers is None else headers.get(PROTOCOL_VERSION_HEADER)
         # The ``_meta`` version, if it is a string, is enough to choose the path; the full
         # ``_meta`` check comes once the revision is known.
         meta_value = None if params is None else params.get(META_KEY)

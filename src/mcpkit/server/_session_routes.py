@@ -16,6 +16,7 @@ from mcpkit.errors import ProtocolError, ReplayUnavailable, SessionQuota
 from mcpkit.limits import Limits
 from mcpkit.model import Revision
 from mcpkit.protocol import (
+    PROTOCOL_VERSION_HEADER,
     HeaderFields,
     accepts,
     error_message,
@@ -218,7 +219,7 @@ class SessionRoutes:
         revision: Revision | None = None
         try:
             conversation = pipeline.find(fields)
-            version = fields.get("mcp-protocol-version")
+            version = fields.get(PROTOCOL_VERSION_HEADER)
             served = runtime.sessions
             if version is not None:
                 revision = select_handshake(version, served)

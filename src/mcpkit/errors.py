@@ -216,9 +216,14 @@ class ArgumentsInvalid(InvalidParams):
     http_status = 200
     message = "Arguments do not match the tool's inputSchema."
 
-    def __init__(self, reason: ArgumentsFailure = ArgumentsFailure.INVALID) -> None:
+    def __init__(
+        self, reason: ArgumentsFailure = ArgumentsFailure.INVALID, detail: str | None = None
+    ) -> None:
         super().__init__()
         self.reason = reason
+        self.detail = detail
+        """Where and why the schema refused them, in the schema's own terms (the ``isError``
+        result carries it after the fixed message); never a submitted value."""
 
 
 class InternalError(ProtocolError):

@@ -86,6 +86,9 @@ FIXED_MESSAGES = frozenset(
     }
 )
 INVALID_ARGUMENTS = "Arguments do not match the tool's inputSchema."
+N_INTEGER = "n: must be an integer"
+TEXT = "text: required"
+UNDECLARED = "arguments: has a member the schema does not allow"  # never its name
 
 
 @dataclass(frozen=True)
@@ -235,13 +238,15 @@ def not_found(uri: str, code: int = -32002, message: str = "Resource not found")
     )
 
 
-def invalid_arguments_result() -> bytes:
+def invalid_arguments_result(detail: str) -> bytes:
+    """The isError result of refused arguments: where and why, in the schema's own terms."""
+    said = f"{INVALID_ARGUMENTS[:-1]}: {detail}."
     return wire(
         {
             "jsonrpc": "2.0",
             "id": 1,
             "result": {
-                "content": [{"type": "text", "text": INVALID_ARGUMENTS}],
+                "content": [{"type": "text", "text": said}],
                 "isError": True,
                 "resultType": "complete",
                 "_meta": {SERVER_INFO: {"name": "privacy", "version": "1.0.0"}},
@@ -406,11 +411,11 @@ CASES = [
          extra_headers=WWW),
     # groups 14-16: arguments and handlers
     Case("argument-name", call("echo", {"text": "x", CANARY: CANARY}), 200,
-         invalid_arguments_result(), headers=headers_for("tools/call", "echo"),
+         invalid_arguments_result(UNDECLARED), headers=headers_for("tools/call", "echo"),
          rpc_method="tools/call"),
-    Case("argument-value", call("count", {"n": CANARY}), 200, invalid_arguments_result(),
+    Case("argument-value", call("count", {"n": CANARY}), 200, invalid_arguments_result(N_INTEGER),
          headers=headers_for("tools/call", "count"), rpc_method="tools/call"),
-    Case("argument-missing", call("echo", {CANARY: "x"}), 200, invalid_arguments_result(),
+    Case("argument-missing", call("echo", {CANARY: "x"}), 200, invalid_arguments_result(TEXT),
          headers=headers_for("tools/call", "echo"), rpc_method="tools/call"),
     Case("arguments-not-object", call("echo", [CANARY]), 400, INVALID,
          headers=headers_for("tools/call", "echo")),
@@ -493,8 +498,10 @@ def test_every_error_message_is_a_fixed_framework_text() -> None:
         message = json.loads(case.expected)
         if "error" in message:
             texts.add(message["error"]["message"])
-        else:
-            texts.update(block["text"] for block in message["result"]["content"])
+        else:  # refused arguments: the fixed text, then where and why (the schema's words)
+            for block in message["result"]["content"]:
+                assert block["text"].startswith(INVALID_ARGUMENTS[:-1] + ": ")
+                texts.add(INVALID_ARGUMENTS)
     assert texts <= FIXED_MESSAGES | {INVALID_ARGUMENTS}
     assert INVALID_ARGUMENTS in texts
 

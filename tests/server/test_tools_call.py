@@ -63,6 +63,7 @@ PATH = "/mcp"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 SERVER_INFO = {"name": "calls", "version": "1.0.0"}
 INVALID_ARGUMENTS = "Arguments do not match the tool's inputSchema."
+TOO_COMPLEX = "arguments: too complex to check within the evaluation budget"
 
 # What the handlers, the sanitizer and the interceptor saw, in order; cleared per test.
 invoked: list[str] = []
@@ -343,11 +344,13 @@ def text(value: str) -> dict[str, object]:
     return {"type": "text", "text": value}
 
 
-def invalid_arguments(revision: str) -> tuple[int, dict[str, object]]:
-    """IV-01..03, IV-09: the fixed isError result, or -32602 in HTTP 200 on 2025-06-18."""
+def invalid_arguments(revision: str, detail: str | None = None) -> tuple[int, dict[str, object]]:
+    """IV-01..03, IV-09: the isError result saying where and why (``detail``, in the schema's
+    terms), or the fixed -32602 in HTTP 200 on 2025-06-18."""
     if revision == JUNE:
         return 200, error(-32602, INVALID_ARGUMENTS)
-    return 200, result(revision, {"content": [text(INVALID_ARGUMENTS)], "isError": True})
+    said = INVALID_ARGUMENTS if detail is None else f"{INVALID_ARGUMENTS[:-1]}: {detail}."
+    return 200, result(revision, {"content": [text(said)], "isError": True})
 
 
 def status(revision: str, modern: int) -> int:
@@ -452,27 +455,32 @@ def test_request_id_is_echoed_with_its_type(client: TestClient, request_id: str 
 
 @pytest.mark.parametrize("revision", REVISIONS)
 @pytest.mark.parametrize(
-    ("name", "arguments"),
+    ("name", "arguments", "detail"),
     [
-        ("add", {"a": "forty", "b": 2}),  # wrong type
-        ("add", {"a": 1}),  # missing property
-        ("add", {"a": 1, "b": 2, "c": 3}),  # unknown property
-        ("add", {"a": 1, "b": 128}),  # Int8 out of range
-        ("async_add", {"a": 1.5, "b": 2}),  # not an integer
-        ("echo", {"text": 5}),
-        ("async_structured", {}),
-        ("authored", {"n": -1}),
-        ("authored", {"n": 1, "secret": "hunter2"}),
+        ("add", {"a": "forty", "b": 2}, "a: must be an integer"),  # wrong type
+        ("add", {"a": 1}, "b: required"),  # missing property
+        ("add", {"a": 1, "b": 2, "c": 3}, "arguments: has a member the schema does not allow"),
+        ("add", {"a": 1, "b": 128}, "b: must be at most 127"),  # Int8 out of range
+        ("async_add", {"a": 1.5, "b": 2}, "a: must be an integer"),  # not an integer
+        ("echo", {"text": 5}, "text: must be a string"),
+        ("async_structured", {}, "count: required"),
+        ("authored", {"n": -1}, "n: must be at least 0"),
+        (
+            "authored",
+            {"n": 1, "secret": "hunter2"},
+            "arguments: has a member the schema does not allow",  # its name is never said
+        ),
     ],
 )
 def test_schema_invalid_arguments_per_revision(
-    client: TestClient, revision: str, name: str, arguments: dict[str, object]
+    client: TestClient, revision: str, name: str, arguments: dict[str, object], detail: str
 ) -> None:
-    """IV-01, IV-03, IV-04, IV-05, IV-09, IV-14, ER-02, ER-03: the fixed ``isError`` result on
-    2025-11-25 and 2026-07-28, -32602 in HTTP 200 on 2025-06-18; no submitted value or name is
-    echoed; the handler is never invoked."""
+    """IV-01, IV-03, IV-04, IV-05, IV-09, IV-14, ER-02, ER-03: an ``isError`` result on
+    2025-11-25 and 2026-07-28 naming the location and the constraint in the schema's terms (so
+    a model can correct the call), the fixed -32602 in HTTP 200 on 2025-06-18; no submitted
+    value or undeclared name is echoed; the handler is never invoked."""
     response = call(client, revision, name, arguments)
-    assert_json(response, *invalid_arguments(revision))
+    assert_json(response, *invalid_arguments(revision, detail))
     assert b"secret" not in response.body and b"hunter2" not in response.body
     assert invoked == []
 
@@ -498,7 +506,7 @@ def test_exhausted_evaluation_budget_is_the_same_safe_result(
     """IV-13: a valid document that needs more than ``max_evaluation_operations`` (20, the
     tool's limits) gets the invalid-arguments outcome, before the handler."""
     response = call(client, revision, "budget", {"items": list(range(200))})
-    assert_json(response, *invalid_arguments(revision))
+    assert_json(response, *invalid_arguments(revision, TOO_COMPLEX))
     assert invoked == []
     small = call(client, revision, "budget", {"items": [1]})
     assert_json(small, 200, result(revision, {"content": [text("1")]}))
@@ -512,7 +520,7 @@ def test_server_evaluation_budget_applies_to_decorated_tools(revision: str) -> N
     server = mcpkit.Server(ENDPOINT, limits=Limits(max_evaluation_operations=5))
     with TestClient(server) as small:
         response = call(small, revision, "count", {"items": list(range(200))})
-    assert_json(response, *invalid_arguments(revision))
+    assert_json(response, *invalid_arguments(revision, TOO_COMPLEX))
     assert invoked == []
 
 
@@ -802,9 +810,8 @@ def test_sanitizer_sees_the_generated_invalid_arguments_result(revision: str) ->
     assert [(name, tool_name, raw) for name, tool_name, raw, _ in seen] == [
         ("add", "add", {"a": "x", "b": 2})
     ]
-    assert seen[0][3].payload == ToolOutput(
-        content=(TextContent(text=INVALID_ARGUMENTS),), is_error=True
-    )
+    said = f"{INVALID_ARGUMENTS[:-1]}: a: must be an integer."
+    assert seen[0][3].payload == ToolOutput(content=(TextContent(text=said),), is_error=True)
     assert invoked == []
 
 
@@ -909,7 +916,7 @@ def test_interceptor_runs_before_validation(revision: str) -> None:
     interceptor = recording_interceptor(seen, results)
     with TestClient(mcpkit.Server(ENDPOINT, interceptor=interceptor)) as client:
         response = call(client, revision, "add", {"a": "x", "b": 2})
-    assert_json(response, *invalid_arguments(revision))
+    assert_json(response, *invalid_arguments(revision, "a: must be an integer"))
     assert seen == [("tools/call", "add")]
     assert invoked == []
 

@@ -24,7 +24,8 @@ from mcpkit._grammar import TOKEN
 from mcpkit.errors import SchemaError
 from mcpkit.json import JsonArray, JsonObject, JsonValue, from_python
 from mcpkit.limits import DEFAULT_LIMITS, Limits
-from mcpkit.schema._evaluate import Outcome, evaluate, outcome
+from mcpkit.schema._evaluate import Outcome, diagnose, evaluate, outcome
+from mcpkit.schema._explain import explain
 from mcpkit.schema._nodes import Node, Pointer, scalar_key
 
 __all__ = ["KEYWORDS", "HeaderDeclaration", "ToolSchema", "compile_schema"]
@@ -93,6 +94,14 @@ class ToolSchema:
 
     def is_valid(self, instance: JsonValue) -> bool:
         return self.evaluate(instance) is Outcome.VALID
+
+    def explain(self, instance: JsonValue, *, max_operations: int | None = None) -> str:
+        """Why ``instance`` does not pass, for the caller to correct it: the location and the
+        constraint, in the schema's own terms (``limit: must be at most 50``), never a
+        submitted value or a member name the schema does not declare."""
+        budget = self.limits.max_evaluation_operations if max_operations is None else max_operations
+        found, failure = diagnose(self._root, instance, budget)
+        return explain(found, failure)
 
     def error_path(self, instance: JsonValue) -> tuple[str | int, ...] | None:
         """Where ``instance`` first fails, for logs and tests; never sent to a client."""

@@ -27,11 +27,11 @@ import queue
 from collections.abc import Generator
 from decimal import Decimal
 from types import TracebackType
-from typing import Final
+from typing import Final, NamedTuple
 
 from mcpkit.schema._nodes import ABSENT, KINDS, Node, scalar_key
 
-__all__ = ["EvaluationGate", "Outcome", "evaluate", "outcome"]
+__all__ = ["UNDECLARED", "EvaluationGate", "Failure", "Outcome", "diagnose", "evaluate", "outcome"]
 
 
 class Outcome(enum.Enum):
@@ -50,25 +50,43 @@ Request = tuple[Node, object, "str | int | None"]
 Frame = Generator[Request, bool, bool]
 
 
-class _Run:
-    """State of one evaluation call: the budget, and the diagnostic path if wanted."""
+UNDECLARED: Final = "".join(("<", "member", ">"))
+"""The diagnostic path's segment for an object member the schema does not name (its name is
+the client's, so it is never reported): compared by identity, never equal to a real name's
+object."""
 
-    __slots__ = ("budget", "error_path", "path", "quiet")
+
+class Failure(NamedTuple):
+    """Where an instance first failed and why: the path (``UNDECLARED`` for a member the
+    schema does not name), the keyword that refused it (``type``, ``enum``, ``const``,
+    ``minimum``, ``maximum``, ``required``, ``false``, ``anyOf``), the schema node that holds
+    it and the value it refused (for ``required``: the object, to name a missing member)."""
+
+    path: tuple[str | int, ...]
+    keyword: str
+    node: Node
+    value: object
+
+
+class _Run:
+    """State of one evaluation call: the budget, and the diagnostics if wanted."""
+
+    __slots__ = ("budget", "failure", "path", "quiet")
 
     def __init__(self, budget: int, path: list[str | int] | None) -> None:
         self.budget = budget
         self.path = path  # the diagnostic path, or None without diagnostics
         self.quiet = 0  # > 0 inside anyOf branches and if conditions
-        self.error_path: tuple[str | int, ...] | None = None
+        self.failure: Failure | None = None
 
     def charge(self, operations: int) -> None:
         self.budget -= operations
         if self.budget < 0:
             raise _Exhausted
 
-    def fail(self) -> bool:
-        if self.path is not None and self.quiet == 0 and self.error_path is None:
-            self.error_path = tuple(self.path)
+    def fail(self, keyword: str, node: Node, value: object) -> bool:
+        if self.path is not None and self.quiet == 0 and self.failure is None:
+            self.failure = Failure(tuple(self.path), keyword, node, value)
         return False
 
 
@@ -76,12 +94,20 @@ def evaluate(
     root: Node, instance: object, max_operations: int, diagnostics: bool = False
 ) -> tuple[Outcome, tuple[str | int, ...] | None]:
     """Evaluate ``instance``; return the outcome and, with ``diagnostics``, the error path."""
+    found, failure = diagnose(root, instance, max_operations, diagnostics)
+    return found, None if failure is None else failure.path
+
+
+def diagnose(
+    root: Node, instance: object, max_operations: int, diagnostics: bool = True
+) -> tuple[Outcome, Failure | None]:
+    """Evaluate ``instance``; the outcome and, with ``diagnostics``, its first ``Failure``."""
     run = _Run(max_operations, [] if diagnostics else None)
     try:
         valid = _drive(root, instance, run)
     except _Exhausted:
         return Outcome.BUDGET_EXHAUSTED, None
-    return (Outcome.VALID if valid else Outcome.INVALID), run.error_path
+    return (Outcome.VALID if valid else Outcome.INVALID), run.failure
 
 
 def outcome(root: Node, instance: object, max_operations: int) -> Outcome:
@@ -134,10 +160,12 @@ def _apply(node: Node, value: object, run: _Run) -> Frame:
         return False
     if isinstance(value, dict) and (node.properties or node.additional is not None):
         properties, additional = node.properties, node.additional
+        diagnosing = run.path is not None
         for name, member in value.items():
             run.charge(1)
             sub = properties.get(name, additional)
-            if sub is not None and not (yield (sub, member, name)):
+            segment = UNDECLARED if diagnosing and name not in properties else name
+            if sub is not None and not (yield (sub, member, segment)):
                 return False
     elif isinstance(value, list | tuple) and node.items is not None:
         items = node.items
@@ -161,7 +189,7 @@ def _apply(node: Node, value: object, run: _Run) -> Frame:
                 break
         run.quiet -= 1
         if not matched:
-            return run.fail()
+            return run.fail("anyOf", node, value)
     if node.if_ is not None:
         run.quiet += 1
         condition = yield (node.if_, value, None)
@@ -185,7 +213,7 @@ def _flat(node: Node, value: object, run: _Run) -> bool:
             raise _Exhausted
         if not value.keys() >= node.required_names:  # type: ignore[attr-defined]
             run.budget = budget
-            return run.fail()
+            return run.fail("required", node, value)
     elif not _check(node, value, run):
         return False
     elif not isinstance(value, dict):
@@ -206,7 +234,9 @@ def _flat(node: Node, value: object, run: _Run) -> bool:
                 step = 1
             elif type(member) in sub.accept:
                 step = 1 + sub.cost
-            elif not _check_at(sub, member, name, run, budget):
+            elif not _check_at(
+                sub, member, name if name in node.properties else UNDECLARED, run, budget
+            ):
                 return False
             else:
                 budget = run.budget
@@ -284,32 +314,32 @@ def _check(node: Node, value: object, run: _Run) -> bool:
     if run.budget < 0:
         raise _Exhausted
     if node.always is not None:
-        return node.always or run.fail()
+        return node.always or run.fail("false", node, value)
     if node.kinds is not None and type(value) not in node.exact and _kind(value) not in node.kinds:
-        return run.fail()
+        return run.fail("type", node, value)
     if not node.plain:  # const, enum or bounds
         if node.const is not ABSENT and not _equal(node.const, value, run):
-            return run.fail()
+            return run.fail("const", node, value)
         if node.enum_keys is not None:
             if scalar_key(value) not in node.enum_keys:
-                return run.fail()
+                return run.fail("enum", node, value)
         elif node.enum is not None:
             for option in node.enum:
                 if _equal(option, value, run):
                     break
             else:
-                return run.fail()
+                return run.fail("enum", node, value)
         if node.bounded and _is_number(value):
             if node.minimum is not None and value < node.minimum:  # type: ignore[operator]
-                return run.fail()
+                return run.fail("minimum", node, value)
             if node.maximum is not None and value > node.maximum:  # type: ignore[operator]
-                return run.fail()
+                return run.fail("maximum", node, value)
     if node.required and isinstance(value, dict):
         run.budget -= len(node.required)
         if run.budget < 0:
             raise _Exhausted
         if not value.keys() >= node.required_names:  # one C-level lookup per name
-            return run.fail()
+            return run.fail("required", node, value)
     return True
 
 

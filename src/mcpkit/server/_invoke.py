@@ -249,12 +249,13 @@ def _bind(call: ToolCall) -> ToolArguments[Any]:
             schema.limits.max_evaluation_operations,
         )
         outcome = schema.evaluate(call.arguments, max_operations=budget)
-    if outcome is not Outcome.VALID:
-        raise ArgumentsInvalid(
-            ArgumentsFailure.BUDGET_EXHAUSTED
-            if outcome is Outcome.BUDGET_EXHAUSTED
-            else ArgumentsFailure.INVALID
-        )
+        if outcome is not Outcome.VALID:  # rare: evaluated again, to say where and why
+            raise ArgumentsInvalid(
+                ArgumentsFailure.BUDGET_EXHAUSTED
+                if outcome is Outcome.BUDGET_EXHAUSTED
+                else ArgumentsFailure.INVALID,
+                schema.explain(call.arguments, max_operations=budget),
+            )
     if tool.shape in _TYPED_SHAPES and tool.input_model is not None:
         converted: object = tool.input_model.bind_validated(call.arguments)
     else:
@@ -351,7 +352,10 @@ def _invalid_arguments(call: ToolCall, error: ArgumentsInvalid) -> bytes:
     """The fixed ``isError`` result (through the sanitizer), or -32602 on June."""
     if not profile(call.revision).invalid_arguments_as_tool_error:
         raise error
-    return _write_tool(call, CompleteResult.from_tool_error_text(ArgumentsInvalid.message))
+    text = ArgumentsInvalid.message
+    if error.detail is not None:
+        text = f"{text[:-1]}: {error.detail}."  # "...inputSchema: limit: must be at most 50."
+    return _write_tool(call, CompleteResult.from_tool_error_text(text))
 
 
 def _tool_sync(call: ToolCall) -> bytes:

@@ -19,12 +19,14 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
+import mcpkit
 from mcpkit.limits import DEFAULT_LIMITS, Limits
+from mcpkit.model import Revision
 from mcpkit.server._http import HttpExchange, HttpRequest, Signal
-from mcpkit.testing import TestClient
+from mcpkit.testing import TestClient, stateless_headers, stateless_request
 from mcpkit.transports import McpApp
 from mcpkit.transports._asgi import _WATCH_AFTER as WATCH_AFTER
-from mcpkit.transports._asgi import Message
+from mcpkit.transports._asgi import Message, _below
 
 Responder = Callable[[HttpRequest, HttpExchange, asyncio.Event], Awaitable[None]]
 
@@ -625,6 +627,44 @@ def test_mounted_in_starlette_without_lifespan() -> None:
         response = client.post("/api/mcp", b"{}")
     assert response.status == 200
     assert response.json == {"jsonrpc": "2.0", "id": 1, "result": {}}
-    # The engine sees the full raw path; Starlette's lifespan never reaches a mounted app.
-    assert engine.request.raw_path == "/api/mcp"
+    # The engine routes the path below the mount (root_path honoured); Starlette's lifespan
+    # never reaches a mounted app.
+    assert engine.request.raw_path == "/mcp"
     assert engine.events == []
+
+
+@pytest.mark.parametrize(
+    ("raw_path", "root", "routed"),
+    [
+        (b"/ai/mcp", "/ai", b"/mcp"),
+        (b"/ai/mcp", "/ai/", b"/mcp"),  # a root_path written with its slash
+        (b"/ai", "/ai", b"/"),
+        (b"/ai/mcp?x=1", "/ai", b"/mcp?x=1"),
+        (b"/aim/mcp", "/ai", b"/aim/mcp"),  # only a whole segment is a prefix
+        (b"/mcp", "/ai", b"/mcp"),  # a host that already cut the path
+    ],
+)
+def test_the_mount_prefix_is_cut_from_the_routed_path(
+    raw_path: bytes, root: str, routed: bytes
+) -> None:
+    assert _below(raw_path, root) == routed
+
+
+def test_a_real_endpoint_mounted_under_a_prefix_answers_at_the_mounted_path() -> None:
+    """``app.mount("/ai", server.asgi())`` with an endpoint at ``/mcp`` serves ``/ai/mcp``."""
+
+    @mcpkit.endpoint(path="/mcp", name="mounted", version="1.0.0", revisions={Revision.V2026_07_28})
+    class Mounted:
+        @mcpkit.tool
+        def ping(self) -> mcpkit.CompleteResult:
+            return mcpkit.CompleteResult.from_tool_text("pong")
+
+    server = mcpkit.Server(Mounted, allowed_hosts=["testserver"])
+    host = Starlette(routes=[Mount("/ai", app=server.asgi())])
+    with TestClient(host) as client:
+        body = stateless_request("tools/call", {"name": "ping", "arguments": {}})
+        response = client.post("/ai/mcp", body, headers=stateless_headers("tools/call", "ping"))
+        assert response.status == 200
+        answer: Any = response.json
+        assert answer["result"]["content"] == [{"type": "text", "text": "pong"}]
+        assert client.post("/mcp", body, headers=stateless_headers("tools/call")).status == 404

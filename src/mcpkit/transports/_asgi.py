@@ -75,6 +75,8 @@ class McpApp:
                     return  # the client left before its request was complete: nobody to answer
                 body, too_large = read
         raw_path = scope.get("raw_path") or scope["path"].encode("utf-8")
+        if scope.get("root_path"):  # mounted under a prefix: routed by the path below it
+            raw_path = _below(raw_path, scope["root_path"])
         client = scope.get("client")
         server = scope.get("server")
         request = _new_request(
@@ -260,6 +262,16 @@ def _over(value: str, limit: int, width: int) -> bool:
         return False
     digits = value.strip().lstrip("0")
     return digits.isascii() and digits.isdigit() and (len(digits) > width or int(digits) > limit)
+
+
+def _below(raw_path: bytes, root: str) -> bytes:
+    """``raw_path`` without the ``root_path`` the app is mounted at (Starlette's ``Mount``,
+    uvicorn's ``--root-path``): ``/ai/mcp`` under ``/ai`` is routed as ``/mcp``.  A path
+    outside the prefix (a host that passes the path already cut) is left as it is."""
+    prefix = root.rstrip("/").encode("utf-8")
+    if raw_path.startswith(prefix) and raw_path[len(prefix) : len(prefix) + 1] in (b"/", b"?", b""):
+        return raw_path[len(prefix) :] or b"/"
+    return raw_path
 
 
 async def _read_body(receive: Receive, limit: int, message: Message) -> tuple[bytes, bool] | None:

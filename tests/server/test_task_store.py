@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Coroutine, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,7 +28,7 @@ from mcpkit.server._task_store import (
     TaskRecord,
     TaskStatus,
     TaskStore,
-    answered,
+    answering,
     new_task_id,
 )
 
@@ -614,12 +615,28 @@ def test_a_database_without_a_log_is_refused() -> None:
         SqliteTaskStore(":memory:")
 
 
-def test_answered_keeps_only_outstanding_ids() -> None:
-    left, received = answered(None, None, {"a": b"1"})
-    assert (left, received) == (None, b"{}")
-    left, received = answered(b'{"a":{},"b":{}}', b'{"z":0}', {"b": b"2", "c": b"3"})
-    assert left is not None and decode(left) == decode(b'{"a":{}}')
-    assert decode(received) == decode(b'{"z":0,"b":2}')
+def test_answering_keeps_only_outstanding_ids() -> None:
+    """The one rule every store applies to ``answer`` (``_task_store.answering``)."""
+    asked = replace(task(), status=TaskStatus.INPUT_REQUIRED)
+    first = answering({"a": b"1"})(asked, START + 1)
+    assert first is not None
+    assert (first.status, first.input_requests, first.responses) == (
+        TaskStatus.WORKING,
+        None,
+        b"{}",
+    )
+    waiting = replace(
+        task(input_requests=b'{"a":{},"b":{}}', responses=b'{"z":0}'),
+        status=TaskStatus.INPUT_REQUIRED,
+    )
+    second = answering({"b": b"2", "c": b"3"})(waiting, START + 1)
+    assert second is not None and second.status is TaskStatus.INPUT_REQUIRED
+    assert second.input_requests is not None
+    assert decode(second.input_requests) == decode(b'{"a":{}}')
+    assert second.responses is not None
+    assert decode(second.responses) == decode(b'{"z":0,"b":2}')
+    assert second.updated_at == START + 1
+    assert answering({"a": b"1"})(task(), START + 1) is None  # a working task waits for nothing
 
 
 def test_the_quota_counts_the_tasks_a_reopened_file_keeps(clock: Clock, path: Path) -> None:

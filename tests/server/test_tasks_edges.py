@@ -13,14 +13,16 @@ import mcpkit
 from mcpkit import (
     CompleteResult,
     ConfigurationError,
+    InputRequiredResult,
     Limits,
     MemoryTaskStore,
     Revision,
     Server,
     TaskSupport,
 )
+from mcpkit.errors import OutputError
 from mcpkit.server._task_store import TaskKey, TaskStatus
-from mcpkit.server._tasks import Running, TaskRunner
+from mcpkit.server._tasks import Running, TaskHandle, TaskRunner
 from mcpkit.testing import TestClient
 
 from .tasks_support import INTERNAL, error, get, on_loop, reach, runner, start
@@ -111,3 +113,30 @@ _NAP = next(
     for tool in mcpkit.EndpointRegistry.from_classes(Edges).endpoints[0].tools
     if tool.name == "nap"
 )
+
+
+def test_a_handle_asking_more_than_max_task_result_bytes_stores_nothing() -> None:
+    limits = Limits(max_task_result_bytes=1024)
+
+    def form(message: str) -> dict[str, object]:
+        schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+        params = {"mode": "form", "message": message, "requestedSchema": schema}
+        return {"method": "elicitation/create", "params": params}
+
+    async def asked(message: str) -> tuple[TaskStatus, bool]:
+        store = MemoryTaskStore()
+        task_runner = TaskRunner(store, limits)
+        record = await task_runner.create(owner=None, endpoint="/mcp", tool=_NAP, managed=False)
+        handle = TaskHandle(record.key, task_runner, lambda value: b"{}")
+        refused = False
+        try:
+            await handle.ask(InputRequiredResult(input_requests={"ok": form(message)}))
+        except OutputError:
+            refused = True
+        await task_runner.shutdown()
+        found = await store.get(record.key)
+        assert found is not None
+        return found.status, refused
+
+    assert asyncio.run(asked("fits?")) == (TaskStatus.INPUT_REQUIRED, False)
+    assert asyncio.run(asked("x" * 1024)) == (TaskStatus.WORKING, True)  # nothing stored

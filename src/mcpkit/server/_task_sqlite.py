@@ -23,12 +23,21 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import replace
 from typing import Any, Final
 
 from mcpkit.errors import ConfigurationError, TaskQuota, TaskStoreUnavailable
 from mcpkit.limits import Limits
-from mcpkit.server._task_store import TaskKey, TaskRecord, TaskStatus, answered
+from mcpkit.server._task_store import (
+    Change,
+    TaskKey,
+    TaskRecord,
+    TaskStatus,
+    answering,
+    asking,
+    cancelling,
+    finishing,
+    working,
+)
 
 __all__ = ["SqliteTaskStore"]
 
@@ -303,57 +312,22 @@ class SqliteTaskStore:
         with self._transaction(write=False) as db:
             return self._find(db, key, self._clock())
 
-    async def working(self, key: TaskKey, message: str | None = None) -> TaskRecord | None:
+    def _change(self, key: TaskKey, change: Change) -> TaskRecord | None:
+        """Read, change by the store rules and write back, in one transaction."""
         with self._transaction() as db:
             now = self._clock()
             record = self._find(db, key, now)
-            if record is None or record.status.terminal:
-                return record
-            return self._put(
-                db,
-                replace(
-                    record,
-                    status=TaskStatus.WORKING,
-                    status_message=message,
-                    input_requests=None,
-                    updated_at=now,
-                ),
-            )
+            changed = None if record is None else change(record, now)
+            return record if changed is None else self._put(db, changed)
+
+    async def working(self, key: TaskKey, message: str | None = None) -> TaskRecord | None:
+        return self._change(key, working(message))
 
     async def ask(self, key: TaskKey, requests: bytes) -> TaskRecord | None:
-        with self._transaction() as db:
-            now = self._clock()
-            record = self._find(db, key, now)
-            if record is None or record.status.terminal:
-                return record
-            return self._put(
-                db,
-                replace(
-                    record,
-                    status=TaskStatus.INPUT_REQUIRED,
-                    input_requests=requests,
-                    rounds=record.rounds + 1,
-                    updated_at=now,
-                ),
-            )
+        return self._change(key, asking(requests))
 
     async def answer(self, key: TaskKey, responses: Mapping[str, bytes]) -> TaskRecord | None:
-        with self._transaction() as db:
-            now = self._clock()
-            record = self._find(db, key, now)
-            if record is None or record.status is not TaskStatus.INPUT_REQUIRED:
-                return record
-            left, received = answered(record.input_requests, record.responses, responses)
-            return self._put(
-                db,
-                replace(
-                    record,
-                    status=TaskStatus.INPUT_REQUIRED if left is not None else TaskStatus.WORKING,
-                    input_requests=left,
-                    responses=received,
-                    updated_at=now,
-                ),
-            )
+        return self._change(key, answering(responses))
 
     async def take_responses(self, key: TaskKey) -> bytes | None:
         with self._transaction() as db:
@@ -372,34 +346,10 @@ class SqliteTaskStore:
         error: bytes | None = None,
         message: str | None = None,
     ) -> TaskRecord | None:
-        if not status.terminal:
-            raise ValueError("finish takes completed, failed or cancelled")
-        with self._transaction() as db:
-            now = self._clock()
-            record = self._find(db, key, now)
-            if record is None or record.status.terminal:
-                return record
-            return self._put(
-                db,
-                replace(
-                    record,
-                    status=status,
-                    result=result if status is TaskStatus.COMPLETED else None,
-                    error=error if status is TaskStatus.FAILED else None,
-                    status_message=message,
-                    input_requests=None,
-                    responses=None,
-                    updated_at=now,
-                ),
-            )
+        return self._change(key, finishing(status, result, error, message))
 
     async def cancel(self, key: TaskKey) -> TaskRecord | None:
-        with self._transaction() as db:
-            now = self._clock()
-            record = self._find(db, key, now)
-            if record is None or record.status.terminal or record.cancel_requested:
-                return record
-            return self._put(db, replace(record, cancel_requested=True, updated_at=now))
+        return self._change(key, cancelling)
 
     async def expire(self, now: float) -> list[TaskKey]:
         with self._transaction() as db:

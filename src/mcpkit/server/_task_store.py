@@ -34,13 +34,18 @@ from mcpkit.json import JsonObject, JsonValue, decode, encode
 from mcpkit.limits import Limits
 
 __all__ = [
+    "Change",
     "MemoryTaskStore",
     "TaskKey",
     "TaskRecord",
     "TaskStatus",
     "TaskStore",
-    "answered",
+    "answering",
+    "asking",
+    "cancelling",
+    "finishing",
     "new_task_id",
+    "working",
 ]
 
 _ID_BYTES: Final = 32
@@ -212,21 +217,99 @@ def _object(text: bytes | None) -> dict[str, JsonValue]:
     return dict(value) if isinstance(value, JsonObject) else {}
 
 
-def answered(
-    outstanding: bytes | None, waiting: bytes | None, responses: Mapping[str, bytes]
-) -> tuple[bytes | None, bytes]:
-    """What ``answer`` leaves: the requests still outstanding (``None`` when none is) and every
-    answer received so far, given the outstanding requests and answers already waiting (JSON
-    objects' text) and new ``responses`` (ids not outstanding are ignored).  One rule for every
-    store."""
-    requests = _object(outstanding)
-    received = _object(waiting)
-    for request_id, text in responses.items():
-        if request_id in requests:
-            del requests[request_id]
-            received[request_id] = decode(text)
-    left = encode(JsonObject(requests)) if requests else None
-    return left, encode(JsonObject(received))
+Change = Callable[[TaskRecord, float], "TaskRecord | None"]
+"""One change to a stored task (the rules of the record, for every store): given the record
+as stored and the time, the record to store instead, or ``None`` to leave it as it is."""
+
+
+def working(message: str | None) -> Change:
+    """``TaskStore.working``: back to (or still) ``working``; nothing once ended."""
+
+    def change(record: TaskRecord, now: float) -> TaskRecord | None:
+        if record.status.terminal:
+            return None
+        return replace(
+            record,
+            status=TaskStatus.WORKING,
+            status_message=message,
+            input_requests=None,
+            updated_at=now,
+        )
+
+    return change
+
+
+def asking(requests: bytes) -> Change:
+    """``TaskStore.ask``: ``input_required`` with ``requests``, one more round."""
+
+    def change(record: TaskRecord, now: float) -> TaskRecord | None:
+        if record.status.terminal:
+            return None
+        return replace(
+            record,
+            status=TaskStatus.INPUT_REQUIRED,
+            input_requests=requests,
+            rounds=record.rounds + 1,
+            updated_at=now,
+        )
+
+    return change
+
+
+def answering(responses: Mapping[str, bytes]) -> Change:
+    """``TaskStore.answer``: answers to outstanding requests are kept (others ignored); once
+    none is outstanding the task is ``working`` again.  Only an ``input_required`` task."""
+
+    def change(record: TaskRecord, now: float) -> TaskRecord | None:
+        if record.status is not TaskStatus.INPUT_REQUIRED:
+            return None
+        requests = _object(record.input_requests)
+        received = _object(record.responses)
+        for request_id, text in responses.items():
+            if request_id in requests:
+                del requests[request_id]
+                received[request_id] = decode(text)
+        return replace(
+            record,
+            status=TaskStatus.INPUT_REQUIRED if requests else TaskStatus.WORKING,
+            input_requests=encode(JsonObject(requests)) if requests else None,
+            responses=encode(JsonObject(received)),
+            updated_at=now,
+        )
+
+    return change
+
+
+def finishing(
+    status: TaskStatus, result: bytes | None, error: bytes | None, message: str | None
+) -> Change:
+    """``TaskStore.finish``: the end (``ValueError`` now for a status that is not one); a task
+    that already ended keeps its own."""
+    if not status.terminal:
+        raise ValueError("finish takes completed, failed or cancelled")
+
+    def change(record: TaskRecord, now: float) -> TaskRecord | None:
+        if record.status.terminal:
+            return None
+        return replace(
+            record,
+            status=status,
+            result=result if status is TaskStatus.COMPLETED else None,
+            error=error if status is TaskStatus.FAILED else None,
+            status_message=message,
+            input_requests=None,
+            responses=None,
+            updated_at=now,
+        )
+
+    return change
+
+
+def cancelling(record: TaskRecord, now: float) -> TaskRecord | None:
+    """``TaskStore.cancel``: cancellation asked for, once, of a task that has not ended."""
+    if record.status.terminal or record.cancel_requested:
+        return None
+    return replace(record, cancel_requested=True, updated_at=now)
 
 
 class MemoryTaskStore:
@@ -284,38 +367,20 @@ class MemoryTaskStore:
         with self._lock:
             return self._find(key)
 
-    def _change(self, key: TaskKey, **changes: object) -> TaskRecord | None:
-        record = self._find(key)
-        if record is None or record.status.terminal:
-            return record
-        return self._put(replace(record, updated_at=self._clock(), **changes))  # type: ignore[arg-type]
+    def _change(self, key: TaskKey, change: Change) -> TaskRecord | None:
+        with self._lock:
+            record = self._find(key)
+            changed = None if record is None else change(record, self._clock())
+            return record if changed is None else self._put(changed)
 
     async def working(self, key: TaskKey, message: str | None = None) -> TaskRecord | None:
-        with self._lock:
-            return self._change(
-                key, status=TaskStatus.WORKING, status_message=message, input_requests=None
-            )
+        return self._change(key, working(message))
 
     async def ask(self, key: TaskKey, requests: bytes) -> TaskRecord | None:
-        with self._lock:
-            record = self._find(key)
-            if record is None or record.status.terminal:
-                return record
-            return self._change(
-                key,
-                status=TaskStatus.INPUT_REQUIRED,
-                input_requests=requests,
-                rounds=record.rounds + 1,
-            )
+        return self._change(key, asking(requests))
 
     async def answer(self, key: TaskKey, responses: Mapping[str, bytes]) -> TaskRecord | None:
-        with self._lock:
-            record = self._find(key)
-            if record is None or record.status is not TaskStatus.INPUT_REQUIRED:
-                return record
-            left, received = answered(record.input_requests, record.responses, responses)
-            status = TaskStatus.INPUT_REQUIRED if left is not None else TaskStatus.WORKING
-            return self._change(key, status=status, input_requests=left, responses=received)
+        return self._change(key, answering(responses))
 
     async def take_responses(self, key: TaskKey) -> bytes | None:
         with self._lock:
@@ -334,25 +399,10 @@ class MemoryTaskStore:
         error: bytes | None = None,
         message: str | None = None,
     ) -> TaskRecord | None:
-        if not status.terminal:
-            raise ValueError("finish takes completed, failed or cancelled")
-        with self._lock:
-            return self._change(
-                key,
-                status=status,
-                result=result if status is TaskStatus.COMPLETED else None,
-                error=error if status is TaskStatus.FAILED else None,
-                status_message=message,
-                input_requests=None,
-                responses=None,
-            )
+        return self._change(key, finishing(status, result, error, message))
 
     async def cancel(self, key: TaskKey) -> TaskRecord | None:
-        with self._lock:
-            record = self._find(key)
-            if record is None or record.status.terminal or record.cancel_requested:
-                return record
-            return self._put(replace(record, cancel_requested=True, updated_at=self._clock()))
+        return self._change(key, cancelling)
 
     def _expire(self, now: float) -> list[TaskKey]:
         """Remove the tasks past their TTL, soonest first: no scan of the tasks kept."""

@@ -262,9 +262,7 @@ class TaskRunner:
         key = running.key
         if running.progress is not None:
             await running.progress.settle()
-        text = encode(JsonObject(requests), limits=self.limits)
-        if len(text) > self.limits.max_task_result_bytes:
-            raise OutputError()
+        text = self.requests_text(requests)
         running.answered.clear()
         record = await self.store.ask(key, text)
         if record is None or record.status is not TaskStatus.INPUT_REQUIRED:
@@ -279,6 +277,14 @@ class TaskRunner:
             raise Cancelled()
         responses = await self.store.take_responses(key)
         return None if responses is None else decode(responses)  # type: ignore[return-value]
+
+    def requests_text(self, requests: Mapping[str, object]) -> bytes:
+        """Input requests as a task keeps them: within ``max_task_result_bytes`` (else the
+        fixed ``OutputError``), as any stored payload."""
+        text = encode(JsonObject(requests), limits=self.limits)
+        if len(text) > self.limits.max_task_result_bytes:
+            raise OutputError()
+        return text
 
     async def answer(self, key: TaskKey, responses: Mapping[str, bytes]) -> TaskRecord | None:
         """Record ``tasks/update``'s answers; the task's work goes on once none is left."""
@@ -399,10 +405,11 @@ class TaskHandle:
     async def ask(self, result: InputRequiredResult) -> None:
         """Wait for input: the task is ``input_required`` with ``result``'s requests (their
         ids must be new in this task's life) until the client answered them all through
-        ``tasks/update``; then :meth:`responses` has the answers."""
+        ``tasks/update``; then :meth:`responses` has the answers.  Requests over
+        ``max_task_result_bytes`` raise ``OutputError`` (nothing is stored)."""
         if not result.input_requests:
             raise ValueError("TaskHandle.ask needs at least one input request")
-        text = encode(JsonObject(result.input_requests), limits=self._runner.limits)
+        text = self._runner.requests_text(result.input_requests)
         await self._runner.store.ask(self._key, text)
         self._runner._tell(self._key)
 

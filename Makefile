@@ -20,7 +20,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml setup.py $(C_SOURCES)
 	[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,docs]'
 	touch $@
 
 # Serves examples/inventory.py on http://127.0.0.1:8000/inventory/mcp (README, quick start).
@@ -32,6 +32,7 @@ test: venv
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet -d build/site
 	$(PY) -m pytest $(PYTEST_COV)
 	if [ -d tests/json ]; then \
 		MCPKIT_PURE_PYTHON=1 $(PY) -m pytest tests/json $(PYTEST_COV) --cov-append; \

@@ -122,7 +122,6 @@ def search_inventory(query: str, limit: int) -> SearchResult:
     path="/inventory/mcp",
     name="inventory",
     version="1.0.0",
-    revisions={Revision.V2026_07_28, Revision.V2025_11_25},
     title="Inventory MCP",
     description="Inventory search and reference data",
     website_url="https://example.com/inventory",

@@ -66,7 +66,7 @@ def test_rg_02_pk_01_the_registry_holds_the_decorated_endpoint() -> None:
     assert len(example.registry) == 1
     assert ENDPOINT is example.Inventory.__mcp_endpoint__
     assert ENDPOINT.path == "/inventory/mcp"
-    assert ENDPOINT.revisions == frozenset({MODERN, Revision.V2025_11_25})
+    assert ENDPOINT.revisions == frozenset(Revision)  # every revision, by default
     assert ENDPOINT.instructions == "Prefer inventory.search before reading an item."
     assert [t.name for t in ENDPOINT.tools] == ["inventory.search"]
     assert [p.name for p in ENDPOINT.prompts] == ["inventory.summary"]

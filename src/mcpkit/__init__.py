@@ -61,6 +61,7 @@ from mcpkit.model import ElicitationResponse as ElicitationResponse
 from mcpkit.model import ElicitationValue as ElicitationValue
 from mcpkit.model import EmbeddedResource as EmbeddedResource
 from mcpkit.model import Endpoint as Endpoint
+from mcpkit.model import EndpointBuilder as EndpointBuilder
 from mcpkit.model import EndpointRegistry as EndpointRegistry
 from mcpkit.model import Icon as Icon
 from mcpkit.model import ImageContent as ImageContent
@@ -69,6 +70,7 @@ from mcpkit.model import InputRequestDeclaration as InputRequestDeclaration
 from mcpkit.model import InputRequestKind as InputRequestKind
 from mcpkit.model import InputRequiredResult as InputRequiredResult
 from mcpkit.model import InvocationFeatures as InvocationFeatures
+from mcpkit.model import Lifespan as Lifespan
 from mcpkit.model import OperationResult as OperationResult
 from mcpkit.model import OperationType as OperationType
 from mcpkit.model import ProgressReporter as ProgressReporter
@@ -219,6 +221,7 @@ __all__ = (
     "ElicitationValue",
     "EmbeddedResource",
     "Endpoint",
+    "EndpointBuilder",
     "EndpointRegistry",
     "EventStore",
     "HeaderMismatch",
@@ -241,6 +244,7 @@ __all__ = (
     "Keyring",
     "KeyringSnapshot",
     "Lease",
+    "Lifespan",
     "Limits",
     "ListenFilter",
     "ListenQuota",

@@ -29,6 +29,8 @@ _RANGES: Final[dict[str, tuple[float, float]]] = {
     "max_schema_depth": (1, 256),
     "max_evaluation_operations": (1, 100_000_000),
     "max_concurrent_evaluations": (1, 4_096),
+    "max_pattern_chars": (1, 65_536),
+    "max_pattern_states": (1, 1_000_000),
     "max_integer_chars": (1, 1_000_000),
     "max_binding_integer_chars": (1, 16 * MiB),
     "max_binary_item_bytes": (1, 786_432),
@@ -148,6 +150,11 @@ class Limits:
     """Evaluation budget per call."""
     max_concurrent_evaluations: int = 128
     """Schema evaluations running at once, server-wide."""
+    max_pattern_chars: int = 1_000
+    """Code points of one schema ``pattern``."""
+    max_pattern_states: int = 10_000
+    """States of one compiled ``pattern`` (counted repetition such as ``a{50}`` copies its
+    atom); a search visits at most this many per code point of the string."""
 
     # Typed binding
     max_integer_chars: int = 1_024

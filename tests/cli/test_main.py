@@ -3,7 +3,8 @@ and ``python -m mcpkit``: what a target names, the address overrides, ``--stdio`
 and message of every refusal, and one real process serving HTTP.
 
 ``main()`` runs in-process with ``Server.run`` / ``Server.run_stdio`` replaced by recorders, so
-coverage sees it; subprocess tests serve a real socket, and stdio up to its end of input.
+coverage sees it (the recorder announces the endpoints as the real ``run`` does once serving);
+subprocess tests serve a real socket, and stdio up to its end of input.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ import pytest
 from mcpkit import Server
 from mcpkit.cli import load_target, main
 from mcpkit.json import from_python
-from mcpkit.testing import stateless_headers, stateless_request
+from mcpkit.testing import TestClient, stateless_headers, stateless_request
 
 from ..wire import assert_valid
 
@@ -70,10 +71,22 @@ junk = 42
 class Recorded:
     """What ``Server.run`` and ``Server.run_stdio`` were asked to do instead of serving."""
 
-    def __init__(self) -> None:
+    def __init__(self, caplog: pytest.LogCaptureFixture) -> None:
         self.runs: list[Server] = []
         self.stdio: list[tuple[Server, str | None]] = []
         self.cut_off = False  # what ``run_stdio`` returns
+        self.failure: BaseException | None = None  # what ``run`` raises instead of serving
+        self._caplog = caplog
+
+    def announced(self) -> list[str]:
+        """The ``serving`` lines logged since the last call."""
+        lines = [
+            r.getMessage()
+            for r in self._caplog.records
+            if r.name == "mcpkit" and r.getMessage().startswith("mcpkit: serving")
+        ]
+        self._caplog.clear()
+        return lines
 
 
 @pytest.fixture
@@ -92,12 +105,18 @@ def isolated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 @pytest.fixture
-def recorded(isolated: None, monkeypatch: pytest.MonkeyPatch) -> Recorded:
-    """Record instead of serving."""
-    calls = Recorded()
+def recorded(
+    isolated: None, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> Recorded:
+    """Record instead of serving; announce as the real ``run`` does once it serves."""
+    caplog.set_level(logging.INFO, logger="mcpkit")
+    calls = Recorded(caplog)
 
-    def run(self: Server) -> None:
+    def run(self: Server, *, started: Callable[[], object] | None = None) -> None:
+        if calls.failure is not None:
+            raise calls.failure
         calls.runs.append(self)
+        self._announce(self.port, started)
 
     def run_stdio(self: Server, path: str | None = None) -> bool:
         calls.stdio.append((self, path))
@@ -131,7 +150,8 @@ def test_a_file_is_served_from_its_server_attribute(
     module = sys.modules["mcpkit_target_with_server"]
     assert recorded.runs == [module.server] and recorded.stdio == []
     assert served(recorded.runs[0]) == ["/mcp"]  # ``server`` wins over ``registry``
-    assert capsys.readouterr().err == "mcpkit: serving on http://127.0.0.1:8123\n"
+    assert capsys.readouterr().err == ""  # the server announces itself once it serves
+    assert recorded.announced() == ["mcpkit: serving main 1.0.0 at http://127.0.0.1:8123/mcp"]
     assert str(path.parent) == sys.path[0]  # its directory is importable, for its own imports
 
 
@@ -143,7 +163,10 @@ def test_without_a_server_attribute_the_registry_is_served(
     (server,) = recorded.runs
     assert isinstance(server, Server) and served(server) == ["/mcp", "/other"]
     assert (server.host, server.port) == ("127.0.0.1", 8000)
-    assert capsys.readouterr().err == "mcpkit: serving on http://127.0.0.1:8000\n"
+    assert recorded.announced() == [
+        "mcpkit: serving main 1.0.0 at http://127.0.0.1:8000/mcp",
+        "mcpkit: serving other 2.0.0 at http://127.0.0.1:8000/other",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -170,8 +193,7 @@ def test_load_target_returns_a_server_as_is_and_wraps_anything_else(
 
 
 @pytest.mark.parametrize(
-    ("attribute", "names"),
-    [("", "'server' or 'registry'"), (":missing", "'missing'"), (":nothing", "'nothing'")],
+    ("attribute", "names"), [(":missing", "'missing'"), (":nothing", "'nothing'")]
 )
 def test_a_missing_attribute_exits_2_naming_it(
     tmp_path: Path,
@@ -186,14 +208,57 @@ def test_a_missing_attribute_exits_2_naming_it(
     assert recorded.runs == []
 
 
+def test_without_an_attribute_the_one_servable_value_is_served(
+    tmp_path: Path, recorded: Recorded
+) -> None:
+    path = tmp_path / "builder_only.py"
+    path.write_text(
+        "import mcpkit\n"
+        "from mcpkit import Endpoint, Revision\n"  # an imported class is not the module's own
+        "_private = mcpkit.EndpointBuilder('hidden', version='1', path='/hidden')\n"
+        "notes = mcpkit.EndpointBuilder('notes', version='1.0.0')\n"
+        "@notes.tool\n"
+        "def ping() -> str:\n"
+        "    return 'pong'\n"
+    )
+    assert main(["serve", str(path)]) == 0
+    assert served(recorded.runs[0]) == ["/mcp"]
+    assert recorded.announced() == ["mcpkit: serving notes 1.0.0 at http://127.0.0.1:8000/mcp"]
+
+
+def test_without_an_attribute_several_servable_values_must_be_named(
+    tmp_path: Path, recorded: Recorded, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = endpoints_file(tmp_path, "several")
+    assert main(["serve", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"mcpkit: mcpkit serve: {path} has several things to serve (Main, Other, plain); name "
+        f"one, as in {path}:Main\n"
+    )
+    assert recorded.runs == []
+
+
+def test_without_an_attribute_a_module_with_nothing_to_serve_says_what_to_define(
+    tmp_path: Path, recorded: Recorded, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "empty.py"
+    path.write_text("VALUE = 1\n")
+    assert main(["serve", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"mcpkit: mcpkit serve: {path} has nothing to serve: define a Server, an "
+        "EndpointBuilder, an @endpoint class or an Endpoint at module level, or name one as "
+        "FILE_OR_MODULE:ATTR\n"
+    )
+
+
 def test_an_attribute_that_cannot_be_served_exits_2(
     tmp_path: Path, recorded: Recorded, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = endpoints_file(tmp_path, "junk")
     assert main(["serve", f"{path}:junk"]) == 2
     assert capsys.readouterr().err == (
-        "mcpkit: Server: serve an EndpointRegistry, an Endpoint, an @endpoint class or a list "
-        "of them\n"
+        "mcpkit: Server: serve an EndpointRegistry, an Endpoint, an EndpointBuilder, an "
+        "@endpoint class or a list of them\n"
     )
     assert recorded.runs == []
 
@@ -237,9 +302,10 @@ def test_a_module_on_sys_path_is_imported_by_name(
     assert recorded.runs == [sys.modules["cli_target_module"].server]
     assert main(["serve", "cli_target_module:Other", "--port", "8125"]) == 0
     assert served(recorded.runs[1]) == ["/other"] and recorded.runs[1].port == 8125
-    assert capsys.readouterr().err == (
-        "mcpkit: serving on http://127.0.0.1:8124\nmcpkit: serving on http://127.0.0.1:8125\n"
-    )
+    assert recorded.announced() == [
+        "mcpkit: serving main 1.0.0 at http://127.0.0.1:8124/mcp",
+        "mcpkit: serving other 2.0.0 at http://127.0.0.1:8125/other",
+    ]
 
 
 def test_loop_picks_the_event_loop_and_keeps_the_address(
@@ -280,6 +346,114 @@ def test_drain_sets_the_stop_budget_and_keeps_the_rest(
     assert capsys.readouterr().err == (
         "mcpkit: Server: drain_seconds must be a number from 0 to 3600\n"
     )
+
+
+def test_a_module_in_the_working_directory_is_found_first(
+    tmp_path: Path, recorded: Recorded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As ``python -m`` and uvicorn do, and a console script (whose ``sys.path[0]`` is its own
+    directory) does not by itself."""
+    endpoints_file(tmp_path, "cli_target_here", "server = Server(Main, port=8129)")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", ["/nonexistent-script-dir", *sys.path[1:]])
+    assert main(["serve", "cli_target_here"]) == 0
+    assert sys.path[0] == str(tmp_path)
+    assert main(["serve", "cli_target_here:Other"]) == 0
+    assert sys.path.count(str(tmp_path)) == 1  # already first: not put there again
+    monkeypatch.setattr(sys, "path", ["", *sys.path[1:]])  # python -c and the REPL: "" is it
+    assert main(["serve", "cli_target_here"]) == 0
+    assert sys.path[0] == ""
+    assert [server.port for server in recorded.runs] == [8129, 8000, 8129]
+
+
+def test_allowed_host_adds_host_names_and_allows_a_non_loopback_bind(
+    tmp_path: Path, recorded: Recorded
+) -> None:
+    path = endpoints_file(tmp_path, "hosts", "server = Server(Main, allowed_hosts=['own.example'])")
+    assert main(["serve", str(path), "--allowed-host", "a.example"]) == 0
+    assert main(
+        ["serve", f"{path}:Main", "--host", "0.0.0.0", "--allowed-host", "a.example",
+         "--allowed-host", "B.example"]
+    ) == 0  # fmt: skip
+    added, exposed = recorded.runs
+    assert added.allowed_hosts == frozenset({"own.example", "a.example"})
+    assert (exposed.host, exposed.allowed_hosts) == (
+        "0.0.0.0",
+        frozenset({"a.example", "B.example"}),
+    )
+    assert recorded.announced()[-1] == "mcpkit: serving main 1.0.0 at http://0.0.0.0:8000/mcp"
+    body = stateless_request("tools/list")
+    with TestClient(exposed) as client:
+        statuses = [
+            client.post("/mcp", body, headers={**stateless_headers("tools/list"), "Host": h}).status
+            for h in ("b.example", "own.example")
+        ]
+    assert statuses == [200, 421]
+
+
+def test_debug_turns_development_mode_on_for_loopback_only(
+    tmp_path: Path, recorded: Recorded, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = endpoints_file(tmp_path, "debugged", "server = Server(Main, port=8130)")
+    assert main(["serve", str(path), "--debug"]) == 0
+    assert main(["serve", str(path), "--stdio", "--debug"]) == 0
+    assert main(["serve", str(path), "--stdio"]) == 0
+    (debugged,) = recorded.runs
+    assert debugged.debug is True and debugged.port == 8130
+    assert [server.debug for server, _ in recorded.stdio] == [True, False]
+    capsys.readouterr()
+    argv = ["serve", str(path), "--debug", "--host", "0.0.0.0", "--allowed-host", "x.example"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.startswith("mcpkit: Server: debug=True tells clients")
+
+
+def test_ready_file_gets_the_endpoints_once_serving(tmp_path: Path, recorded: Recorded) -> None:
+    path = endpoints_file(tmp_path, "ready", "server = Server(both)")
+    ready = tmp_path / "ready.json"
+    assert main(["serve", str(path), "--port", "9123", "--ready-file", str(ready)]) == 0
+    assert json.loads(ready.read_text()) == [
+        {"name": "main", "version": "1.0.0", "path": "/mcp", "url": "http://127.0.0.1:9123/mcp"},
+        {
+            "name": "other",
+            "version": "2.0.0",
+            "path": "/other",
+            "url": "http://127.0.0.1:9123/other",
+        },
+    ]
+    assert not (tmp_path / "ready.json.partial").exists()
+
+
+def test_an_address_that_cannot_be_bound_exits_2_in_one_line(
+    tmp_path: Path, recorded: Recorded, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = endpoints_file(tmp_path, "busy", "server = Server(Main)")
+    recorded.failure = OSError(98, "Server: cannot listen on http://127.0.0.1:8000: busy")
+    assert main(["serve", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        "mcpkit: Server: cannot listen on http://127.0.0.1:8000: busy\n"
+    )
+    recorded.failure = OSError("no errno")
+    assert main(["serve", str(path)]) == 2
+    assert capsys.readouterr().err == "mcpkit: no errno\n"
+    assert recorded.announced() == []
+
+
+def test_a_failed_application_start_up_exits_2(
+    tmp_path: Path, recorded: Recorded, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = endpoints_file(tmp_path, "no_start", "server = Server(Main)")
+    recorded.failure = SystemExit(3)  # uvicorn's, when the lifespan start-up failed
+    assert main(["serve", str(path)]) == 2
+    assert capsys.readouterr().err == ("mcpkit: the server could not start (the error is above)\n")
+
+
+def test_an_interrupt_outside_the_servers_own_handling_is_a_clean_stop(
+    tmp_path: Path, recorded: Recorded, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C while the target is still loading: no traceback, status 0."""
+    path = endpoints_file(tmp_path, "interrupted", "raise KeyboardInterrupt")
+    assert main(["serve", str(path)]) == 0
+    assert capsys.readouterr().err == "mcpkit: stopped\n"
 
 
 def test_an_unknown_module_exits_2_naming_it(
@@ -328,11 +502,11 @@ def test_host_and_port_override_the_servers_address(
     assert all(served(server) == ["/mcp"] for server in recorded.runs)
     loaded = sys.modules["mcpkit_target_overrides"].server  # the last load's server
     assert recorded.runs[-1] is not loaded and recorded.runs[-1].registry is loaded.registry
-    assert capsys.readouterr().err == (
-        "mcpkit: serving on http://[::1]:9000\n"
-        "mcpkit: serving on http://127.0.0.1:0\n"
-        "mcpkit: serving on http://localhost:8123\n"
-    )
+    assert recorded.announced() == [
+        "mcpkit: serving main 1.0.0 at http://[::1]:9000/mcp",
+        "mcpkit: serving main 1.0.0 at http://127.0.0.1:0/mcp",
+        "mcpkit: serving main 1.0.0 at http://localhost:8123/mcp",
+    ]
 
 
 def test_a_non_loopback_host_override_without_allowed_hosts_exits_2(
@@ -342,7 +516,8 @@ def test_a_non_loopback_host_override_without_allowed_hosts_exits_2(
     assert main(["serve", f"{path}:Main", "--host", "0.0.0.0"]) == 2
     assert capsys.readouterr().err == (
         "mcpkit: Server: binding a non-loopback host requires allowed_hosts (the Host names "
-        "clients use), so that DNS rebinding cannot reach the server\n"
+        "clients use; mcpkit serve --allowed-host NAME), so that DNS rebinding cannot reach the "
+        "server\n"
     )
     assert recorded.runs == []
 
@@ -515,7 +690,7 @@ def test_python_m_mcpkit_serve_serves_http_on_the_given_port(tmp_path: Path) -> 
     }
     assert_valid(MODERN, "server/discover", [from_python(message)])
     output = log.read_text()
-    assert f"mcpkit: serving on http://127.0.0.1:{port}\n" in output
+    assert f"mcpkit: serving http 1.0.0 at http://127.0.0.1:{port}/mcp\n" in output
 
 
 STDIO_TARGET = """\

@@ -1,6 +1,6 @@
 """Hand-written decode corpus: valid documents with exact values, invalid ones with reasons.
 
-Each invalid entry names the single ``ParseFailure`` that docs/json-codec.md assigns to it,
+Each invalid entry names the single ``ParseFailure`` that docs/design/json-codec.md assigns to it,
 including the ordering rules (body size, then BOM, then left to right; inside one string: scan,
 unit counts, UTF-8, escapes; duplicate names before their value).
 """

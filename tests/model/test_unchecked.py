@@ -119,6 +119,7 @@ _CONTEXT_VALUES: dict[str, Any] = {
     "trace": MappingProxyType({"traceparent": "00-x"}),
     "identity": "alice",
     "http_request": object(),
+    "state": object(),
 }
 
 

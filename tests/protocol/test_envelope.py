@@ -1,4 +1,4 @@
-"""The JSON-RPC envelope (docs/server.md §1.1): every kind, every refusal, and ids that can
+"""The JSON-RPC envelope (docs/design/server.md §1.1): every kind, every refusal, and ids that can
 still be read from a refused message."""
 
 from __future__ import annotations

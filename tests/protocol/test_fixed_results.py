@@ -1,4 +1,4 @@
-"""The results the framework writes itself (docs/server.md §1.6; AN-10, EP-07, RV-05):
+"""The results the framework writes itself (docs/design/server.md §1.6; AN-10, EP-07, RV-05):
 ``server/discover``, ``initialize``, empty acks and the
 server capabilities, exact and valid against the official (closed) schemas."""
 

@@ -1,5 +1,5 @@
-"""The JSON-RPC messages the server writes (docs/server.md §1.2): exact bytes, the output limits
-at the limit and one past it, errors that never fail, and no echo of submitted data."""
+"""The JSON-RPC messages the server writes (docs/design/server.md §1.2): exact bytes, the output
+limits at the limit and one past it, errors that never fail, and no echo of submitted data."""
 
 from __future__ import annotations
 

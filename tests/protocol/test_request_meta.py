@@ -1,5 +1,5 @@
-"""A request's ``_meta`` (docs/server.md §1.3): each member read, each shape refused, the trace
-bound at the limit and one past it, and refusals that never echo."""
+"""A request's ``_meta`` (docs/design/server.md §1.3): each member read, each shape refused, the
+trace bound at the limit and one past it, and refusals that never echo."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""HTTP routing headers and media types (docs/server.md §1.4): single headers,
+"""HTTP routing headers and media types (docs/design/server.md §1.4): single headers,
 ``Mcp-Method`` / ``Mcp-Name`` agreement, the ``Mcp-Name`` bound at the limit and one past it,
 ``Content-Type`` and ``Accept``, and refusals that never echo."""
 

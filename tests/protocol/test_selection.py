@@ -1,4 +1,4 @@
-"""Revision selection (docs/server.md §1.5):
+"""Revision selection (docs/design/server.md §1.5):
 which path a request takes, the modern refusals in the spec's
 order, the legacy header rule and ``initialize`` negotiation, each refusal with its exact class
 and ``data``."""
@@ -268,9 +268,9 @@ def test_unsupported_never_echoes_an_overlong_version() -> None:
 def test_legacy_without_header_is_the_newest_served_2025_revision(
     served: frozenset[Revision], expected: Revision
 ) -> None:
-    """docs/server.md §1.5.  Note: the MCP specification says to assume 2025-03-26 (which mcpkit
-    does not serve) and Soklet requires the header unless the endpoint serves exactly one 2025
-    revision; this pins the documented choice."""
+    """docs/design/server.md §1.5.  Note: the MCP specification says to assume 2025-03-26 (which
+    mcpkit does not serve) and Soklet requires the header unless the endpoint serves exactly one
+    2025 revision; this pins the documented choice."""
     assert select_handshake(None, served) is expected
 
 

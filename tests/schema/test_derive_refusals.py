@@ -129,8 +129,8 @@ REFUSED_FIELD_TYPES: list[tuple[Any, str]] = [
     (Generic1[Annotated[int, []]], "has unhashable type arguments"),
     (UserId, "is not supported"),
     (type(None), "NoneType is not supported"),
-    (Union[int, str], "the only union is T | None"),  # noqa: UP007
-    (int | str | None, "the only union is T | None"),
+    (Union[int, float], "int and float are both JSON numbers"),  # noqa: UP007
+    (int | list[int] | None, "a union's members are scalars of distinct JSON types"),
     (Flags, "enum.Flag"),
     (Literal[1.5], "Literal members are str, int, bool"),
     (Annotated[int, "doc"], "Annotated metadata 'doc' is not supported"),

@@ -1,4 +1,4 @@
-"""Bounded execution through the whole HTTP pipeline (docs/server.md
+"""Bounded execution through the whole HTTP pipeline (docs/design/server.md
 §2.1 step 12): handler slots and the admitted queue
 (503 / -32603), the queued and the running deadline (503 and 504 / -32603), the cancellation
 token, the non-forcible rule (a slot stays taken until its handler really returns), where
@@ -379,7 +379,7 @@ def test_deadline_after_the_stream_is_committed_is_its_last_event(revision: str)
 
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_async_handlers_run_on_the_loop_and_def_handlers_on_a_worker(revision: str) -> None:
-    """docs/server.md: ``async def`` handlers run on the event loop (the thread the engine's
+    """docs/design/server.md: ``async def`` handlers run on the event loop (the thread the engine's
     own hooks, such as admission, run on), ``def`` handlers in the bounded executor's worker
     threads, never on the loop (nor on the caller's thread)."""
     loop_threads: set[int] = set()

@@ -119,5 +119,6 @@ def test_a_wrong_return_type_says_what_came(caplog: pytest.LogCaptureFixture) ->
     assert call("tools/call", {"name": "untyped", "arguments": {"a": 1}})["error"]["code"] == -32603
     assert logged(caplog) == (
         "mcpkit: the handler of tools/call 'untyped' at '/mcp' (request id 7) returned str; a "
-        "tool without a declared output type returns CompleteResult or InputRequiredResult"
+        "tool without a declared output type returns CompleteResult or InputRequiredResult (or a "
+        "str, when its function is annotated -> str)"
     )

@@ -1,4 +1,4 @@
-"""The HTTP request pipeline, groups 1-9 and admission (docs/server.md §2.1),
+"""The HTTP request pipeline, groups 1-9 and admission (docs/design/server.md §2.1),
 driven end to end through
 ``mcpkit.Server`` and the in-process ``TestClient``.
 
@@ -80,6 +80,18 @@ NOT_FOUND = (-32601, "Method not found")
 INVALID_PARAMS = (-32602, "Invalid params")
 INTERNAL = (-32603, "Internal error")
 MISMATCH = (-32020, "Header mismatch")
+# The fixed explanations of a 404 (no endpoint at the path) and a 421 (a Host not allowed):
+# written once, the same whatever the client sent.
+NO_ENDPOINT = (
+    b'{"jsonrpc":"2.0","error":{"code":-32600,"message":"No MCP endpoint at this path. An '
+    b"endpoint answers at its declared path (such as /mcp); when the app is mounted under a "
+    b'prefix, at the prefix followed by that path (/ai/mcp under /ai)."}}'
+)
+HOST_NOT_ALLOWED = (
+    b'{"jsonrpc":"2.0","error":{"code":-32600,"message":"This Host header is not allowed; add '
+    b"the name to allowed_hosts (or --allowed-host), or use the address and port the server "
+    b'listens on."}}'
+)
 
 
 def named(header: str) -> dict[str, str]:
@@ -321,7 +333,7 @@ def test_group1_size_comes_before_routing_and_host(small: TestClient) -> None:
 )
 def test_group2_only_the_exact_raw_path_routes(client: TestClient, path: str) -> None:
     response = client.post(path, tools_list_body(), headers=stateless_headers("tools/list"))
-    expect(response, 404)
+    expect(response, 404, NO_ENDPOINT)
 
 
 def test_group2_the_query_string_is_not_part_of_the_path(client: TestClient) -> None:
@@ -333,7 +345,7 @@ def test_group2_the_query_string_is_not_part_of_the_path(client: TestClient) -> 
 
 def test_group2_routing_comes_before_host_and_method(client: TestClient) -> None:
     response = client.post("/nope", b"", method="GET", headers={"Host": "evil.example.com"})
-    expect(response, 404)
+    expect(response, 404, NO_ENDPOINT)
 
 
 # --- group 3: Host --------------------------------------------------------------------------
@@ -379,7 +391,7 @@ def test_group3_other_hosts_and_port_mismatches_are_421(client: TestClient, host
     response = client.post(
         PATH, tools_list_body(), headers={**stateless_headers("tools/list"), "Host": host}
     )
-    expect(response, 421)
+    expect(response, 421, HOST_NOT_ALLOWED)
 
 
 @pytest.mark.parametrize(
@@ -432,7 +444,7 @@ def test_group3_forwarded_headers_never_authorize_a_host(client: TestClient) -> 
         "X-Forwarded-Host": "localhost:8000",
         "Forwarded": "host=localhost:8000",
     }
-    expect(client.post(PATH, tools_list_body(), headers=headers), 421)
+    expect(client.post(PATH, tools_list_body(), headers=headers), 421, HOST_NOT_ALLOWED)
 
 
 def test_group3_the_port_the_request_arrived_on_is_the_listener_port() -> None:
@@ -450,7 +462,7 @@ def test_group3_the_port_the_request_arrived_on_is_the_listener_port() -> None:
             headers={**stateless_headers("tools/call", "echo"), "Host": "localhost:1234"},
         )
     expect(arrived, 200, modern_tool_result("hi"), method="tools/call")
-    expect(other, 421)
+    expect(other, 421, HOST_NOT_ALLOWED)
 
 
 def without_server_address(app: ASGIApp) -> ASGIApp:
@@ -486,7 +498,7 @@ def test_group3_the_configured_port_applies_when_the_transport_reports_none() ->
             headers={**stateless_headers("tools/call", "echo"), "Host": "localhost:8000"},
         )
     expect(ok, 200, modern_tool_result("hi"), method="tools/call")
-    expect(other, 421)
+    expect(other, 421, HOST_NOT_ALLOWED)
 
 
 @pytest.mark.parametrize(
@@ -510,7 +522,7 @@ def test_group3_allowed_hosts_accept_any_port_or_none(host: str, status: int) ->
     if status == 200:
         expect(response, 200, modern_tool_result("hi"), method="tools/call")
     else:
-        expect(response, status)
+        expect(response, status, HOST_NOT_ALLOWED)
 
 
 def test_group3_allowed_hosts_compare_case_insensitively() -> None:
@@ -540,7 +552,7 @@ def test_group3_a_non_loopback_bind_with_allowed_hosts_builds() -> None:
 
 def test_group3_host_comes_before_origin_and_method(client: TestClient) -> None:
     headers = {"Host": "evil.example.com", "Origin": "http://evil.example.com"}
-    expect(client.post(PATH, b"", method="GET", headers=headers), 421)
+    expect(client.post(PATH, b"", method="GET", headers=headers), 421, HOST_NOT_ALLOWED)
 
 
 # --- group 3: Origin and CORS ---------------------------------------------------------------
@@ -1109,7 +1121,7 @@ def test_group8_a_header_body_version_mismatch_is_header_mismatch_before_unsuppo
 
 
 def test_group9_missing_capabilities_come_before_a_version_mismatch(client: TestClient) -> None:
-    """Missing ``_meta`` fields are -32602 first (docs/server.md §1.5)."""
+    """Missing ``_meta`` fields are -32602 first (docs/design/server.md §1.5)."""
     response = modern(client, meta_request({PV: "v999"}))
     expect(response, 400, rpc_error(INVALID_PARAMS))
     response = modern(client, meta_request({PV: "v999"}), MCP_Protocol_Version="v999")

@@ -1,5 +1,5 @@
-"""Multi-round input on 2026-07-28 through the whole HTTP pipeline (docs/model.md "Multi-round
-input"): REQUIRED and
+"""Multi-round input on 2026-07-28 through the whole HTTP pipeline (docs/design/model.md
+"Multi-round input"): REQUIRED and
 CONDITIONAL declarations and the client capabilities they need (-32021), undeclared requests and
 request-state mode mismatches (the fixed -32603), the wire check of ``inputResponses``, what an
 input-required result carries (no cache hints, never the sanitizer), the private cache of a

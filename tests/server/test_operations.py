@@ -1,7 +1,7 @@
 """The other operations through the whole HTTP pipeline, on every revision, with exact bodies:
 ``prompts/get``, ``resources/read`` (exact and templated), ``completion/complete``, an
 application-owned ``resources/list`` handler, static catalog pagination, capability gating and
-``server/discover`` (docs/server.md §2.1; checklist groups ER,
+``server/discover`` (docs/design/server.md §2.1; checklist groups ER,
 OR, CB-24..29, HC, CT-10).
 
 Every JSON-RPC message received is checked against the official schema of its revision.

@@ -138,6 +138,7 @@ def test_a_handler_job_that_returns_no_bytes_is_the_fixed_internal_error() -> No
             trace={},
             identity=None,
             http_request=None,
+            state=None,
         )
         job = Job(answer, True, lambda value: b"")
         return await operations._run(call, job, ctx)

@@ -83,6 +83,11 @@ FIXED_MESSAGES = frozenset(
         "Too many tasks; wait for some to finish and expire before starting more",
         "Task store unavailable; retry later",
         "The task was interrupted by a server restart; call the tool again",
+        "No MCP endpoint at this path. An endpoint answers at its declared path (such as /mcp); "
+        "when the app is mounted under a prefix, at the prefix followed by that path (/ai/mcp "
+        "under /ai).",
+        "This Host header is not allowed; add the name to allowed_hosts (or --allowed-host), or "
+        "use the address and port the server listens on.",
     }
 )
 INVALID_ARGUMENTS = "Arguments do not match the tool's inputSchema."
@@ -294,19 +299,32 @@ WWW = (("www-authenticate", "Bearer"),)
 URI = f"mem://{CANARY}"
 
 INVALID_REQUEST_BODY = b'{"jsonrpc":"2.0","error":{"code":-32600,"message":"Invalid Request"}}'
+# Fixed explanations, never naming the path or the Host sent.
+NO_ENDPOINT_BODY = (
+    b'{"jsonrpc":"2.0","error":{"code":-32600,"message":"No MCP endpoint at this path. An '
+    b"endpoint answers at its declared path (such as /mcp); when the app is mounted under a "
+    b'prefix, at the prefix followed by that path (/ai/mcp under /ai)."}}'
+)
+HOST_NOT_ALLOWED_BODY = (
+    b'{"jsonrpc":"2.0","error":{"code":-32600,"message":"This Host header is not allowed; add '
+    b"the name to allowed_hosts (or --allowed-host), or use the address and port the server "
+    b'listens on."}}'
+)
 
 CASES = [
     # group 1-2: size and route
     Case("oversized-body", call("echo", {"text": CANARY * 40}), 413, INVALID_REQUEST_BODY,
          client="small"),
-    Case("unknown-path", stateless_request("tools/list"), 404, b"", path=f"/{CANARY}"),
-    Case("unknown-path-query", stateless_request("tools/list"), 404, b"", path=f"/x?{CANARY}=1"),
+    Case("unknown-path", stateless_request("tools/list"), 404, NO_ENDPOINT_BODY,
+         path=f"/{CANARY}"),
+    Case("unknown-path-query", stateless_request("tools/list"), 404, NO_ENDPOINT_BODY,
+         path=f"/x?{CANARY}=1"),
     # group 3: Host, Origin, CORS
-    Case("host-evil", stateless_request("tools/list"), 421, b"",
+    Case("host-evil", stateless_request("tools/list"), 421, HOST_NOT_ALLOWED_BODY,
          headers=[("Host", f"{CANARY}.example.com")]),
     Case("host-malformed", stateless_request("tools/list"), 400, b"",
          headers=[("Host", f"{CANARY} host")]),
-    Case("host-port", stateless_request("tools/list"), 421, b"",
+    Case("host-port", stateless_request("tools/list"), 421, HOST_NOT_ALLOWED_BODY,
          headers=[("Host", f"{CANARY}:8000")]),
     Case("origin-no-policy", stateless_request("tools/list"), 403, b"",
          headers=[("Origin", f"http://{CANARY}.example")]),

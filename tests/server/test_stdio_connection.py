@@ -1,4 +1,4 @@
-"""``StdioConnection``: the stdio side of the engine (docs/server.md §2).
+"""``StdioConnection``: the stdio side of the engine (docs/design/server.md §2).
 
 ``receive(line, write)`` is driven directly, one ``asyncio.run`` per test, with an async
 ``write`` that collects what the session writes.  Covered: the 2025 lifecycle (the process is

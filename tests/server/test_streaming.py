@@ -1,5 +1,5 @@
 """Progress and log notifications on the request's own stream (sharp
-edges 24 and 34; HC-14; docs/server.md §2.1 step 17): the first notification commits the
+edges 24 and 34; HC-14; docs/design/server.md §2.1 step 17): the first notification commits the
 response to ``text/event-stream`` and the result (or an error) becomes its last event; a
 request that sends none is answered with one JSON body.
 

@@ -1,5 +1,5 @@
-"""``tools/call`` through the whole HTTP pipeline (docs/server.md §2.1 groups 10-17), on every
-revision, with exact bodies: every tool shape, input validation per revision (IV), error
+"""``tools/call`` through the whole HTTP pipeline (docs/design/server.md §2.1 groups 10-17), on
+every revision, with exact bodies: every tool shape, input validation per revision (IV), error
 mapping (ER, OR-08), the 2025 structured-content rule (LG-06..08), output and binary ceilings
 (ER-06, CB-24, CB-28), the sanitizer (IV-07), the interceptor (IV-06), mirrored ``Mcp-Param-*``
 headers (MH) and the ``RequestContext`` a handler sees (HC).

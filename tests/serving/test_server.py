@@ -1,4 +1,4 @@
-"""``mcpkit.Server`` (docs/server.md §2): what it serves (``registry_of``), its settings and
+"""``mcpkit.Server`` (docs/design/server.md §2): what it serves (``registry_of``), its settings and
 their refusals, ``configured()``, ``asgi()``, ``where()``, ``serve()`` on a real socket,
 ``run()``'s uvicorn configuration, and stdio: endpoint selection and a ``--stdio`` process.
 
@@ -8,6 +8,7 @@ Every JSON-RPC message received is checked against the official schema of its re
 from __future__ import annotations
 
 import asyncio
+import errno
 import http.client
 import importlib.util
 import json
@@ -56,10 +57,13 @@ NOVEMBER = "2025-11-25"
 WAIT = 10.0
 
 LOOPBACK_RULE = (
-    "Server: binding a non-loopback host requires allowed_hosts (the Host names clients use), "
-    "so that DNS rebinding cannot reach the server"
+    "Server: binding a non-loopback host requires allowed_hosts (the Host names clients use; "
+    "mcpkit serve --allowed-host NAME), so that DNS rebinding cannot reach the server"
 )
-TARGET_RULE = "Server: serve an EndpointRegistry, an Endpoint, an @endpoint class or a list of them"
+TARGET_RULE = (
+    "Server: serve an EndpointRegistry, an Endpoint, an EndpointBuilder, an @endpoint class or "
+    "a list of them"
+)
 
 
 @endpoint(path="/mcp", name="main", version="1.0.0",
@@ -396,38 +400,119 @@ def test_serve_binds_port_0_answers_a_real_request_and_learns_its_port(
     assert wrong_port == 421  # a loopback Host must name the port really bound
     served = [r.getMessage() for r in caplog.records if r.name == "mcpkit"]
     assert served == [
-        f"mcpkit: serving 1 endpoint(s) on http://127.0.0.1:{port}",
-        "mcpkit: stopping: 0 call(s) in flight, draining for up to 30 s",
+        f"mcpkit: serving main 1.0.0 at http://127.0.0.1:{port}/mcp",
         "mcpkit: stopped: 0 call(s) finished",
     ]
 
 
-def test_serve_propagates_a_failure_before_listening_without_claiming_to_serve(
+def test_serve_refuses_a_busy_port_before_claiming_to_serve(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """uvicorn stops before it listens (here: the port is taken), so ``serve()`` logs nothing
-    and raises ``OSError`` -- not the ``SystemExit`` uvicorn raises inside its task."""
+    """The socket is bound before uvicorn starts: a taken port is an ``OSError`` saying what
+    to do, and nothing is logged as served."""
     caplog.set_level(logging.INFO, logger="mcpkit")
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
         server = Server(Main, port=port)
-        with pytest.raises(OSError, match="could not start"):
+        with pytest.raises(OSError) as caught:
             asyncio.run(asyncio.wait_for(server.serve(), WAIT))
+        with pytest.raises(OSError) as again:
+            server.run()
+    assert caught.value.errno == again.value.errno == errno.EADDRINUSE
+    assert (
+        caught.value.strerror
+        == again.value.strerror
+        == (
+            f"Server: cannot listen on http://127.0.0.1:{port}: Address already in use (another "
+            "process listens there: stop it or choose another port)"
+        )
+    )
     assert [r for r in caplog.records if r.name == "mcpkit"] == []
+
+
+@pytest.mark.parametrize(
+    ("host", "family"), [("127.0.0.1", socket.AF_INET), ("::1", socket.AF_INET6)]
+)
+def test_the_listening_sockets_are_tcp_as_asyncio_binds_them(host: str, family: int) -> None:
+    """asyncio sets TCP_NODELAY on an accepted connection only when its listener's protocol is
+    TCP: without it a response written in two parts waits for the client's delayed ACK."""
+    listeners = Server(Main, host=host, port=0)._listen()
+    try:
+        (listener,) = listeners
+        assert (listener.family, listener.proto) == (family, socket.IPPROTO_TCP)
+        assert listener.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR)
+        assert listener.getsockname()[1] > 0
+        if family == socket.AF_INET6:
+            assert listener.getsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY)
+    finally:
+        for listener in listeners:
+            listener.close()
+
+
+def test_an_address_this_machine_does_not_have_is_refused_with_a_hint() -> None:
+    server = Server(Main, host="192.0.2.1", port=0, allowed_hosts=["x.example"])  # TEST-NET-1
+    with pytest.raises(OSError) as caught:
+        server.run()
+    assert caught.value.strerror == (
+        "Server: cannot listen on http://192.0.2.1:0: Cannot assign requested address (not an "
+        "address of this machine: choose one it has, or 127.0.0.1)"
+    )
+
+
+def test_a_failed_application_start_up_is_an_os_error_from_serve(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """uvicorn exits its task when the application's lifespan start-up fails; ``serve()``
+    raises ``OSError`` instead, and nothing is logged as served."""
+    caplog.set_level(logging.INFO, logger="mcpkit")
+
+    async def failing(self: Any) -> None:
+        raise RuntimeError("no start")
+
+    monkeypatch.setattr(type(Server(Main).engine), "startup", failing)
+    with pytest.raises(OSError, match="could not start"):
+        asyncio.run(asyncio.wait_for(Server(Main, port=0).serve(), WAIT))
+    assert [r for r in caplog.records if r.getMessage().startswith("mcpkit: serving")] == []
+
+
+def test_serve_calls_started_once_serving(monkeypatch: pytest.MonkeyPatch) -> None:
+    built = capture_uvicorn(monkeypatch)
+    server = Server([Main, Other], port=0)
+    seen: list[str] = []
+
+    async def scenario() -> None:
+        task = asyncio.create_task(server.serve(started=lambda: seen.append(server.where())))
+        while not seen:
+            assert not task.done()
+            await asyncio.sleep(0.01)
+        built[0].should_exit = True
+        await asyncio.wait_for(task, WAIT)
+
+    asyncio.run(scenario())
+    assert seen == [f"http://127.0.0.1:{server.engine.port}"]
 
 
 def test_run_starts_uvicorn_with_the_fast_stack(monkeypatch: pytest.MonkeyPatch) -> None:
     configs: list[uvicorn.Config] = []
+    bound: list[socket.socket] = []
+    handed: list[object] = []
 
     def record(self: uvicorn.Server, sockets: object = None) -> None:
         configs.append(self.config)
+        handed.append(sockets)
+
+    def listen(self: Server) -> list[socket.socket]:
+        bound.append(socket.socket())  # unbound: the address is the config's to show
+        return bound[-1:]
 
     monkeypatch.setattr(uvicorn.Server, "run", record)
+    monkeypatch.setattr(Server, "_listen", listen)
     server = Server(Main, host="::1", port=8765)
     server.run()
     (config,) = configs
+    assert handed == [bound[:1]] and bound[0].fileno() == -1  # handed to uvicorn, then closed
     assert config.app is server.asgi()
     assert (config.host, config.port) == ("::1", 8765)
     assert (config.loop, config.lifespan) == ("asyncio", "on")
@@ -531,7 +616,9 @@ def test_stdio_connection_refusals() -> None:
 def test_run_stdio_hands_the_transport_a_session_factory(monkeypatch: pytest.MonkeyPatch) -> None:
     handed: list[tuple[Callable[[], object], int]] = []
 
-    def fake_run_stdio(factory: Callable[[], object], *, max_line_bytes: int) -> None:
+    def fake_run_stdio(
+        factory: Callable[[], object], *, max_line_bytes: int, **others: object
+    ) -> None:
         handed.append((factory, max_line_bytes))
 
     monkeypatch.setattr(mcpkit.transports, "run_stdio", fake_run_stdio)

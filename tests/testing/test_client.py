@@ -1,5 +1,5 @@
 """mcpkit.testing: the in-process client, its responses and the request helpers
-(docs/server.md §4)."""
+(docs/design/server.md §4)."""
 
 from __future__ import annotations
 

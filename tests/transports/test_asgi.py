@@ -1,4 +1,4 @@
-"""McpApp moves bytes between an ASGI server and the engine (docs/server.md §3).
+"""McpApp moves bytes between an ASGI server and the engine (docs/design/server.md §3).
 
 Most tests drive the app with a scripted ASGI server side (``Peer``) so each message the app
 receives and sends is visible; the last ones run it under a real uvicorn and inside Starlette.

@@ -1,9 +1,19 @@
-"""``mcpkit serve FILE_OR_MODULE[:ATTR] [--host H] [--port P] [--loop L] [--drain S]
-[--tasks-db FILE] [--stdio] [--path P]``.
+"""``mcpkit serve FILE_OR_MODULE[:ATTR] [--host H] [--port P] [--allowed-host NAME]...
+[--loop L] [--drain S] [--tasks-db FILE] [--debug] [--stdio] [--path P]`` and
+``mcpkit dev FILE_OR_MODULE[:ATTR] [--port P]`` (``mcpkit.cli._dev``).
 
 The target names a Python file or an importable module and, optionally, an attribute: a
-``Server``, an ``EndpointRegistry``, an ``Endpoint`` or an ``@endpoint`` class.  Without an
-attribute the module's ``server``, then ``registry``, is used.
+``Server``, an ``EndpointRegistry``, an ``Endpoint``, an ``EndpointBuilder`` or an ``@endpoint``
+class.  Without an attribute the module's ``server``, then ``registry``, is used, else the one
+such value the module defines (several must be told apart with ``:ATTR``).  A module is looked
+up from the current directory first (as ``python -m`` and uvicorn do), then on ``sys.path``.
+
+Serving HTTP, each endpoint's URL is printed once the socket is bound and the server has
+started (``mcpkit: serving NAME VERSION at URL``); a failure before that is one line, with no
+``serving`` line.  SIGINT (Ctrl-C) or SIGTERM stops it gracefully with one ``stopped`` line.
+``--allowed-host NAME`` (repeatable) adds ``Host`` names to accept, as ``allowed_hosts`` does;
+binding a non-loopback address requires at least one.  ``--debug`` is development mode
+(``Server(debug=True)``), loopback only.
 
 ``--tasks-db FILE`` keeps the tasks of the target's task tools in the SQLite file ``FILE``
 (``SqliteTaskStore``, created if missing), in place of the target's own task store, which is
@@ -11,8 +21,9 @@ closed: tasks outlive the process, and on the next start the ones it left runnin
 -31903 or, for an idempotent tool, run again.  One process at a time serves a file; a target
 with no task tool is refused.
 
-The exit status is 2 for arguments or a target that cannot be served, 1 when ``--stdio`` had to
-cut requests off at end of input (they were answered as overloaded), and 0 otherwise.
+The exit status is 2 for arguments or a target that cannot be served (an address that cannot
+be bound included), 1 when ``--stdio`` had to cut requests off at end of input (they were
+answered as overloaded), and 0 otherwise (a stop by SIGINT or SIGTERM included).
 """
 
 from __future__ import annotations
@@ -21,13 +32,17 @@ import argparse
 import asyncio
 import importlib
 import importlib.util
+import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
+from mcpkit.cli._dev import dev
 from mcpkit.errors import ConfigurationError
+from mcpkit.model import ENDPOINT_ATTRIBUTE, Endpoint, EndpointBuilder, EndpointRegistry
 from mcpkit.server import SqliteTaskStore, TaskStore
 from mcpkit.serving import Server, registry_of
 
@@ -50,12 +65,21 @@ def _module(spec: str) -> ModuleType:
         sys.path.insert(0, str(path.resolve().parent))
         found.loader.exec_module(module)
         return module
+    _current_directory_first()
     try:
         return importlib.import_module(spec)
     except ModuleNotFoundError as error:
         if error.name is not None and spec.startswith(error.name):
             raise ConfigurationError(f"mcpkit serve: no module named {spec!r}") from None
         raise
+
+
+def _current_directory_first() -> None:
+    """Put the working directory first on ``sys.path``, as ``python -m`` does (its ``sys.path[0]``)
+    but a console script does not (its ``sys.path[0]`` is the script's directory)."""
+    here = os.getcwd()
+    if sys.path[:1] not in ([here], [""]):
+        sys.path.insert(0, here)
 
 
 def _load(target: str) -> tuple[str, object]:
@@ -69,9 +93,38 @@ def _load(target: str) -> tuple[str, object]:
         value = getattr(module, name, None)
         if value is not None:
             return spec, value
+    if attribute:
+        raise ConfigurationError(f"mcpkit serve: {spec} has no {attribute!r} to serve")
+    found = _servable(module)
+    if len(found) == 1:
+        return spec, found[0][1]
+    if found:
+        listed = ", ".join(name for name, _ in found)
+        raise ConfigurationError(
+            f"mcpkit serve: {spec} has several things to serve ({listed}); name one, as in "
+            f"{spec}:{found[0][0]}"
+        )
     raise ConfigurationError(
-        f"mcpkit serve: {spec} has no {' or '.join(repr(n) for n in names)} to serve"
+        f"mcpkit serve: {spec} has nothing to serve: define a Server, an EndpointBuilder, an "
+        "@endpoint class or an Endpoint at module level, or name one as FILE_OR_MODULE:ATTR"
     )
+
+
+def _servable(module: ModuleType) -> list[tuple[str, object]]:
+    """The module's own servable values, in definition order: a ``Server``, registry,
+    ``Endpoint`` or ``EndpointBuilder``, or an ``@endpoint`` class defined in the module (one
+    imported from elsewhere is not the module's to serve)."""
+    found: list[tuple[str, object]] = []
+    for name, value in vars(module).items():
+        if name.startswith("_"):
+            continue
+        if isinstance(value, Server | EndpointRegistry | Endpoint | EndpointBuilder) or (
+            isinstance(value, type)
+            and ENDPOINT_ATTRIBUTE in value.__dict__
+            and value.__module__ == module.__name__
+        ):
+            found.append((name, value))
+    return found
 
 
 def _server(value: object) -> Server:
@@ -113,13 +166,21 @@ def _with_tasks_db(spec: str, value: object, path: str) -> Server:
         raise
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mcpkit", description="Serve MCP endpoints.")
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve a file or module's endpoints")
     serve.add_argument("target", help="FILE_OR_MODULE[:ATTR]")
     serve.add_argument("--host", default=None, help="bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=None, help="port (default 8000)")
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also accept requests whose Host header names NAME (repeatable); required to "
+        "bind a non-loopback address such as 0.0.0.0",
+    )
     serve.add_argument("--stdio", action="store_true", help="serve stdin/stdout instead")
     serve.add_argument("--path", default=None, help="the endpoint path to serve over stdio")
     serve.add_argument(
@@ -142,38 +203,104 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="keep tasks in this SQLite file (created if missing), in place of the target's "
         "own task store, so they outlive the process; one process at a time per file",
     )
-    arguments = parser.parse_args(argv)
+    serve.add_argument(
+        "--debug",
+        action="store_true",
+        help="development mode: a handler's unexpected exception is answered with its type "
+        "name (loopback hosts only)",
+    )
+    # mcpkit dev's own channel to the server it supervises: the endpoints, once serving.
+    serve.add_argument("--ready-file", default=None, help=argparse.SUPPRESS)
+    develop = commands.add_parser(
+        "dev",
+        help="serve on 127.0.0.1 in development mode, restart when a .py file changes, and "
+        "print client configurations",
+    )
+    develop.add_argument("target", help="FILE_OR_MODULE[:ATTR]")
+    develop.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    return parser
+
+
+def _ready(server: Server, path: str) -> None:
+    """Write the endpoints served, with their URLs, to ``path`` (whole, or not at all)."""
+    where = server.where()
+    endpoints = [
+        {
+            "name": endpoint.implementation.name,
+            "version": endpoint.implementation.version,
+            "path": endpoint.path,
+            "url": where + endpoint.path,
+        }
+        for endpoint in server.registry
+    ]
+    partial = f"{path}.partial"
+    Path(partial).write_text(json.dumps(endpoints), encoding="utf-8")
+    os.replace(partial, path)
+
+
+def _configured(server: Server, arguments: argparse.Namespace) -> Server:
+    """``server`` with the command line's address, hosts and options, if it names any."""
+    if (
+        arguments.host is None
+        and arguments.port is None
+        and not arguments.loop
+        and arguments.drain is None
+        and not arguments.allowed_host
+        and not arguments.debug
+    ):
+        return server
+    return server.configured(
+        host=arguments.host,
+        port=arguments.port,
+        loop=arguments.loop,
+        drain_seconds=arguments.drain,
+        allowed_hosts=(
+            (*server.allowed_hosts, *arguments.allowed_host) if arguments.allowed_host else None
+        ),
+        debug=True if arguments.debug else None,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
+    try:
+        if arguments.command == "dev":
+            return dev(arguments.target, arguments.port)
+        return _serve(arguments)
+    except ConfigurationError as error:
+        print(f"mcpkit: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # before the server's own handler was installed, or after
+        print("mcpkit: stopped", file=sys.stderr)
+        return 0
+
+
+def _serve(arguments: argparse.Namespace) -> int:
     opened: TaskStore | None = None  # the --tasks-db store, closed when serving ends
     try:
+        spec, value = _load(arguments.target)
+        if arguments.tasks_db is None:
+            server = _server(value)
+        else:
+            server = _with_tasks_db(spec, value, arguments.tasks_db)
+            opened = server.task_store
+        if arguments.stdio:
+            if arguments.debug:
+                server = server.configured(debug=True)
+            # Non-zero when stdin closed while requests were still running past the grace
+            # period: they were answered as overloaded, not served.
+            return 1 if server.run_stdio(arguments.path) else 0
+        server = _configured(server, arguments)
+        ready = arguments.ready_file
         try:
-            spec, value = _load(arguments.target)
-            if arguments.tasks_db is None:
-                server = _server(value)
-            else:
-                server = _with_tasks_db(spec, value, arguments.tasks_db)
-                opened = server.task_store
-            if arguments.stdio:
-                # Non-zero when stdin closed while requests were still running past the grace
-                # period: they were answered as overloaded, not served.
-                return 1 if server.run_stdio(arguments.path) else 0
-            if (
-                arguments.host is not None
-                or arguments.port is not None
-                or arguments.loop
-                or arguments.drain is not None
-            ):
-                server = server.configured(
-                    host=arguments.host,
-                    port=arguments.port,
-                    loop=arguments.loop,
-                    drain_seconds=arguments.drain,
-                )
-        except ConfigurationError as error:
-            print(f"mcpkit: {error}", file=sys.stderr)
+            server.run(started=None if ready is None else lambda: _ready(server, ready))
+        except OSError as error:  # the address could not be bound: nothing was served
+            print(f"mcpkit: {error.strerror or error}", file=sys.stderr)
             return 2
-        print(f"mcpkit: serving on {server.where()}", file=sys.stderr)
-        server.run()
+        except SystemExit:  # uvicorn's exit when the application's start-up failed
+            print("mcpkit: the server could not start (the error is above)", file=sys.stderr)
+            return 2
         return 0
     finally:
         _close(opened)

@@ -1,4 +1,4 @@
-"""The strict bounded JSON codec and the immutable JSON values (docs/json-codec.md).
+"""The strict bounded JSON codec and the immutable JSON values (docs/design/json-codec.md).
 
 This package is the only place mcpkit parses or writes JSON.  ``decode`` turns request bytes
 into immutable values under every limit of :class:`mcpkit.Limits` and raises

@@ -1,6 +1,6 @@
 """Selects the codec implementation: the C accelerator, or the pure-Python reference.
 
-Both implement docs/json-codec.md and are tested against each other.  The C one is used
+Both implement docs/design/json-codec.md and are tested against each other.  The C one is used
 unless it is not built or ``MCPKIT_PURE_PYTHON=1`` is set when mcpkit is first imported.
 """
 

@@ -1,4 +1,4 @@
-"""The pure-Python reference decoder of docs/json-codec.md (the C twin is ``_speedups.c``).
+"""The pure-Python reference decoder of docs/design/json-codec.md (the C twin is ``_speedups.c``).
 
 Invariants:
 

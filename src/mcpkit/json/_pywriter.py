@@ -1,4 +1,4 @@
-"""The pure-Python reference encoder of docs/json-codec.md (the C twin is ``_speedups.c``).
+"""The pure-Python reference encoder of docs/design/json-codec.md (the C twin is ``_speedups.c``).
 
 Invariants:
 

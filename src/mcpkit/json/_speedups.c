@@ -1,7 +1,7 @@
 /*
  * mcpkit.json._speedups: the C implementation of mcpkit's strict bounded JSON codec.
  *
- * The contract is docs/json-codec.md; the pure-Python reference (_pyreader.py, _pywriter.py)
+ * The contract is docs/design/json-codec.md; the pure-Python reference (_pyreader.py, _pywriter.py)
  * implements the same contract and the tests compare the two on every input they generate.
  *
  * Invariants this file owns:
@@ -332,7 +332,7 @@ cached_name(const unsigned char *s, Py_ssize_t n)
     return name;
 }
 
-/* r->p is at the opening quote.  Steps a-c of docs/json-codec.md §Decode 5. */
+/* r->p is at the opening quote.  Steps a-c of docs/design/json-codec.md §Decode 5. */
 static PyObject *
 read_string(Reader *r, int is_name)
 {

@@ -39,7 +39,9 @@ from mcpkit.model._decorators import resource as resource
 from mcpkit.model._decorators import resource_list as resource_list
 from mcpkit.model._decorators import tool as tool
 from mcpkit.model._endpoint import Endpoint as Endpoint
+from mcpkit.model._endpoint import Lifespan as Lifespan
 from mcpkit.model._endpoint import ResourceMatch as ResourceMatch
+from mcpkit.model._endpoint_builder import EndpointBuilder as EndpointBuilder
 from mcpkit.model._handlers import never_suspends as never_suspends
 from mcpkit.model._implementation import CachePolicy as CachePolicy
 from mcpkit.model._implementation import CacheScope as CacheScope
@@ -68,6 +70,7 @@ from mcpkit.model._outputs import Unset as Unset
 from mcpkit.model._paths import validate_endpoint_path as validate_endpoint_path
 from mcpkit.model._prompts import PromptArgument as PromptArgument
 from mcpkit.model._prompts import PromptRegistration as PromptRegistration
+from mcpkit.model._registry import ENDPOINT_ATTRIBUTE as ENDPOINT_ATTRIBUTE
 from mcpkit.model._registry import EndpointRegistry as EndpointRegistry
 from mcpkit.model._resource_list import ResourceDescriptor as ResourceDescriptor
 from mcpkit.model._resource_list import ResourceListPage as ResourceListPage
@@ -96,6 +99,7 @@ from mcpkit.model._tools import ToolHandler as ToolHandler
 from mcpkit.model._tools import ToolRegistration as ToolRegistration
 
 __all__ = (
+    "ENDPOINT_ATTRIBUTE",
     "LOG_LEVELS",
     "TASKS_EXTENSION",
     "UNSET",
@@ -114,6 +118,7 @@ __all__ = (
     "ElicitationValue",
     "EmbeddedResource",
     "Endpoint",
+    "EndpointBuilder",
     "EndpointRegistry",
     "Icon",
     "ImageContent",
@@ -122,6 +127,7 @@ __all__ = (
     "InputRequestKind",
     "InputRequiredResult",
     "InvocationFeatures",
+    "Lifespan",
     "MediaType",
     "OperationHandler",
     "OperationResult",

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from types import MappingProxyType
-from typing import ClassVar, Final, Generic, TypeAlias, TypeVar
+from typing import Any, ClassVar, Final, Generic, TypeAlias, TypeVar
 
 from mcpkit.errors import Cancelled, InvalidValueError
 from mcpkit.json import JsonObject, JsonValue, from_python, string
@@ -406,6 +406,8 @@ class RequestContext:
     * ``trace``: the validated MCP trace context and baggage (``traceparent``,
       ``tracestate``, ``baggage``), from ``_meta`` only, never from HTTP headers.
     * ``identity``: what admission accepted; the only identity a handler may trust.
+    * ``state``: what the endpoint's ``lifespan`` yielded (a database pool, a client), shared by
+      every request; ``None`` for an endpoint without one.
     * ``path_parameters``: always empty, because endpoint paths are exact.
 
     Two contexts are never equal unless they are the same object: each is one request.  The
@@ -426,6 +428,7 @@ class RequestContext:
     trace: Mapping[str, str] = field(default_factory=lambda: _NO_STRINGS)
     identity: object | None = None
     http_request: object | None = None
+    state: Any = None
     operation_type: OperationType = field(init=False)
 
     _CHECKS: ClassVar[Checks] = (
@@ -496,6 +499,7 @@ def server_context(
     trace: Mapping[str, str],
     identity: object | None,
     http_request: object | None,
+    state: object,
 ) -> RequestContext:
     """A ``RequestContext`` from values the server has already validated (the request's own
     decoded ``_meta``, checked ids and names), without checking them again per request."""
@@ -515,6 +519,7 @@ def server_context(
         trace,
         identity,
         http_request,
+        state,
         # ``method`` is a validated ``str``: the table lookup is ``for_method`` without its
         # type checks.
         _BY_METHOD.get(method, OperationType.OTHER),

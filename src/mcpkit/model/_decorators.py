@@ -26,12 +26,12 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, overload
+from typing import Any, Final, TypeVar, overload
 
 from mcpkit.errors import ConfigurationError, InvalidValueError
 from mcpkit.model._completion import NO_COMPLETIONS, CompletionHandler
 from mcpkit.model._content import Annotations, Icon
-from mcpkit.model._endpoint import Endpoint
+from mcpkit.model._endpoint import Endpoint, Lifespan
 from mcpkit.model._implementation import CachePolicy, Implementation
 from mcpkit.model._input import InputRequestDeclaration, RequestStateMode
 from mcpkit.model._method_adapters import (
@@ -165,6 +165,16 @@ def _named(
     """A decorator used bare (``@tool``) or called (``@tool(...)``): the operation's name is
     the method's unless given, and its description the method's docstring unless given."""
 
+    apply: Callable[[_F], _F] = _applier(decorator, spec_for, name, description)
+    return apply if function is None else apply(function)
+
+
+def _applier(
+    decorator: str, spec_for: Callable[[str, str | None], Spec], name: str | None,
+    description: str | None,
+) -> Callable[[_F], _F]:  # fmt: skip
+    """The decorator proper: names and describes the function, then attaches the spec."""
+
     def apply(method: _F) -> _F:
         if not inspect.isfunction(method):
             return _attach(spec_for(name or "", description), decorator)(method)  # refused there
@@ -172,7 +182,7 @@ def _named(
         documented = inspect.getdoc(method) if description is None else description
         return _attach(spec_for(chosen, _text(documented)), decorator)(method)
 
-    return apply if function is None else apply(function)
+    return apply
 
 
 @overload
@@ -317,9 +327,9 @@ def prompt(
 
 
 def resource(
-    *,
     uri: str,
-    name: str,
+    *,
+    name: str | None = None,
     revisions: Collection[Revision] | None = None,
     title: str | None = None,
     description: str | None = None,
@@ -331,31 +341,68 @@ def resource(
     input_requests: Sequence[InputRequestDeclaration] = (),
     request_state_mode: RequestStateMode | None = None,
 ) -> Callable[[_F], _F]:
-    """Mark a method as a resource: exact when ``uri`` has no ``{variable}``, else a template
-    whose variables reach ``str`` parameters of the same name (or ``Annotated[str,
-    UriParam("sku")]``), exactly as decoded.  ``input_requests`` and
-    ``request_state_mode`` are its multi-round declarations."""
-    spec = ResourceSpec(
-        uri=uri,
-        name=name,
-        revisions=revisions,
-        title=_text(title),
-        description=_text(description),
-        mime_type=_text(mime_type),
-        size=size,
-        icons=icons,
-        annotations=annotations,
-        completions=completions,
-        input_requests=input_requests,
-        request_state_mode=request_state_mode,
-    )
-    return _attach(spec, "resource")
+    """Mark a method as a resource: ``@resource("inventory://items/{sku}")``, exact when
+    ``uri`` has no ``{variable}``, else a template whose variables reach ``str`` parameters of
+    the same name (or ``Annotated[str, UriParam("sku")]``), exactly as decoded.  Named and
+    described as ``@tool`` is.  The method returns a ``ResourceOutput``, or a ``str`` (text) or
+    ``bytes`` (a blob) read under the requested URI with ``mime_type``.  ``input_requests``
+    and ``request_state_mode`` are its multi-round declarations."""
+
+    def spec_for(chosen: str, documented: str | None) -> ResourceSpec:
+        return ResourceSpec(
+            uri=uri,
+            name=chosen,
+            revisions=revisions,
+            title=_text(title),
+            description=documented,
+            mime_type=_text(mime_type),
+            size=size,
+            icons=icons,
+            annotations=annotations,
+            completions=completions,
+            input_requests=input_requests,
+            request_state_mode=request_state_mode,
+        )
+
+    return _applier("resource", spec_for, name, description)
 
 
 def resource_list(*, revisions: Collection[Revision] | None = None) -> Callable[[_F], _F]:
     """Mark the method that serves ``resources/list`` pages: one ``str | None`` business
     parameter (the cursor, ``None`` for the first page), returning a ``ResourceListPage``."""
     return _attach(ResourceListSpec(revisions=revisions), "resource_list")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EndpointOptions:
+    """What ``@endpoint`` and ``EndpointBuilder`` take besides the operations (checked by
+    :func:`build_endpoint` and the ``Endpoint`` constructor)."""
+
+    path: str
+    name: str
+    version: str
+    revisions: Collection[Revision] | None = None
+    title: str | None = None
+    description: str | None = None
+    website_url: str | None = None
+    icons: Sequence[Icon] = ()
+    instructions: str | None = None
+    tool_rate_limiter: str | None = None
+    session_revisions: Collection[Revision] = frozenset()
+    listen: bool = False
+    resource_list_cache: CachePolicy | None = None
+    resource_template_list_cache: CachePolicy | None = None
+    lifespan: Lifespan | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One decorated function: where a refusal points (``method 'search'``), its descriptor
+    and how it is called."""
+
+    site: str
+    spec: Spec
+    target: Target
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,7 +422,7 @@ def endpoint(
     path: str,
     name: str,
     version: str,
-    revisions: Collection[Revision],
+    revisions: Collection[Revision] | None = None,
     title: str | None = None,
     description: str | None = None,
     website_url: str | None = None,
@@ -387,17 +434,28 @@ def endpoint(
     resource_list_cache: CachePolicy | None = None,
     resource_template_list_cache: CachePolicy | None = None,
     instance_provider: Callable[[type[Any]], object] | None = None,
+    lifespan: Lifespan | None = None,
 ) -> Callable[[_C], _C]:
     """Build the class's ``Endpoint`` now, from its decorated methods.
 
-    ``path``, ``name``, ``version`` and ``revisions`` are required; the caches
-    default to ``CachePolicy.PRIVATE_NO_CACHE``; ``session_revisions`` and ``listen`` are the
-    ``Endpoint`` options of those names.  ``instance_provider(cls)`` supplies the
+    ``path``, ``name`` and ``version`` are required.  ``revisions`` defaults to every revision
+    the operations allow (:func:`build_endpoint`); the caches default to
+    ``CachePolicy.PRIVATE_NO_CACHE``; ``session_revisions``, ``listen`` and ``lifespan`` are
+    the ``Endpoint`` options of those names.  ``instance_provider(cls)`` supplies the
     instance each invocation runs on (default ``cls()``); it is called per invocation, never
-    while building or listing, and its instances are neither cached nor closed.  Every
-    refusal is a ``ConfigurationError`` (``SchemaError`` for types) naming the class, and the
-    method and operation where one is at fault.
+    while building or listing, and its instances are neither cached nor closed (state shared
+    by every call belongs in the ``lifespan``, as ``ctx.state``).  Every refusal is a
+    ``ConfigurationError`` (``SchemaError`` for types) naming the class, and the method and
+    operation where one is at fault.
     """
+    options = EndpointOptions(
+        path=path, name=name, version=version, revisions=revisions, title=title,
+        description=description, website_url=website_url, icons=icons,
+        instructions=instructions, tool_rate_limiter=tool_rate_limiter,
+        session_revisions=session_revisions, listen=listen,
+        resource_list_cache=resource_list_cache,
+        resource_template_list_cache=resource_template_list_cache, lifespan=lifespan,
+    )  # fmt: skip
 
     def apply(cls: _C) -> _C:
         if not isinstance(cls, type):
@@ -408,35 +466,93 @@ def endpoint(
         provider = _default_provider if instance_provider is None else instance_provider
         if not callable(provider):
             raise ConfigurationError(f"{where}: instance_provider must be callable as (cls)")
-        try:
-            implementation = Implementation(
-                name, version, title=_text(title), description=_text(description),
-                website_url=_text(website_url), icons=tuple(icons),
-            )  # fmt: skip
-        except InvalidValueError as error:
-            raise ConfigurationError(f"{where}: Implementation.{error.rule}") from None
-        served = _served(where, revisions)
-        collected = _collect(cls, where, provider, served)
-        try:
-            built = Endpoint(
-                path, implementation, revisions,
-                instructions=_text(instructions),
-                tools=sorted(collected.tools, key=lambda t: t.name),
-                prompts=sorted(collected.prompts, key=lambda p: p.name),
-                resources=sorted(collected.resources, key=_resource_key),
-                resource_list=collected.resource_list,
-                resource_list_cache=_cache(resource_list_cache),
-                resource_template_list_cache=_cache(resource_template_list_cache),
-                tool_rate_limiter=_text(tool_rate_limiter),
-                session_revisions=session_revisions,
-                listen=listen,
-            )  # fmt: skip
-        except ConfigurationError as error:
-            raise type(error)(f"{where}: {error}") from error
-        setattr(cls, ENDPOINT_ATTRIBUTE, built)
+        setattr(
+            cls, ENDPOINT_ATTRIBUTE, build_endpoint(where, options, _methods(cls, where, provider))
+        )
         return cls
 
     return apply
+
+
+def _methods(cls: type[Any], where: str, provider: Callable[[type[Any]], object]) -> list[Member]:
+    """Every decorated method of ``cls`` itself, in definition order (never ``dir()``, never
+    base classes)."""
+    members: list[Member] = []
+    for attribute, value in cls.__dict__.items():
+        if isinstance(value, staticmethod | classmethod):
+            if OPERATION_ATTRIBUTE in getattr(value.__func__, "__dict__", {}):
+                raise ConfigurationError(
+                    f"{where}, method {attribute!r}: an operation must be an instance method, "
+                    f"not a {type(value).__name__}"
+                )
+            continue
+        if not inspect.isfunction(value):
+            continue
+        spec = value.__dict__.get(OPERATION_ATTRIBUTE)
+        if spec is not None:
+            site = f"{where}, method {attribute!r}"
+            members.append(Member(site, spec, Target(cls, provider, value, site)))
+    return members
+
+
+ALL_REVISIONS: Final = frozenset(Revision)
+
+
+def build_endpoint(where: str, options: EndpointOptions, members: Sequence[Member]) -> Endpoint:
+    """The ``Endpoint`` of decorated functions: each becomes the registration its programmatic
+    factory would build, sorted by name or URI.
+
+    With ``options.revisions`` left out, the endpoint serves every revision its operations
+    allow: an operation that inherits its revisions selects all three unless it can only
+    serve 2026-07-28 (it mirrors arguments into headers, runs only as a task, or returns a
+    non-object), and one that may ask for input selects the 2025 revisions only among
+    ``session_revisions``.  The endpoint then serves the revisions its operations select (all
+    three when it has none).  Given revisions are taken as given: an operation that cannot
+    serve one of them is refused, with the reason."""
+    try:
+        implementation = Implementation(
+            options.name, options.version, title=_text(options.title),
+            description=_text(options.description), website_url=_text(options.website_url),
+            icons=tuple(options.icons),
+        )  # fmt: skip
+    except InvalidValueError as error:
+        raise ConfigurationError(f"{where}: Implementation.{error.rule}") from None
+    implicit = options.revisions is None
+    served = ALL_REVISIONS if implicit else _served(where, options.revisions)
+    sessions = _sessions(options.session_revisions)
+    collected = _collect(members, served, sessions if implicit else None)
+    revisions: Collection[Revision] = served
+    if implicit:
+        operations = (*collected.tools, *collected.prompts, *collected.resources)
+        listing = () if collected.resource_list is None else (collected.resource_list,)
+        chosen = {r for operation in (*operations, *listing) for r in operation.revisions}
+        if options.listen is True:
+            chosen.add(Revision.V2026_07_28)
+        revisions = (chosen | sessions) if chosen else ALL_REVISIONS
+    try:
+        return Endpoint(
+            options.path, implementation, revisions,
+            instructions=_text(options.instructions),
+            tools=sorted(collected.tools, key=lambda t: t.name),
+            prompts=sorted(collected.prompts, key=lambda p: p.name),
+            resources=sorted(collected.resources, key=_resource_key),
+            resource_list=collected.resource_list,
+            resource_list_cache=_cache(options.resource_list_cache),
+            resource_template_list_cache=_cache(options.resource_template_list_cache),
+            tool_rate_limiter=_text(options.tool_rate_limiter),
+            session_revisions=options.session_revisions,
+            listen=options.listen,
+            lifespan=options.lifespan,
+        )  # fmt: skip
+    except ConfigurationError as error:
+        raise type(error)(f"{where}: {error}") from error
+
+
+def _sessions(value: object) -> frozenset[Revision]:
+    """The session revisions as far as defaults need them (the ``Endpoint`` checks them)."""
+    if isinstance(value, Collection) and not isinstance(value, str | Mapping):
+        return frozenset(revision for revision in value if isinstance(revision, Revision))
+    return frozenset()
 
 
 def _served(where: str, revisions: object) -> frozenset[Revision]:
@@ -461,56 +577,80 @@ def _resource_key(registration: ResourceRegistration) -> str:
     return str(registration.uri) if template is None else template.text
 
 
+def _register(
+    spec: Spec, target: Target, served: frozenset[Revision]
+) -> ToolRegistration | PromptRegistration | ResourceRegistration | ResourceListRegistration:
+    if isinstance(spec, ToolSpec):
+        return tool_registration(target, spec, served)
+    if isinstance(spec, PromptSpec):
+        return prompt_registration(target, spec, served)
+    if isinstance(spec, ResourceSpec):
+        return resource_registration(target, spec, served)
+    return resource_list_registration(target, spec, served)
+
+
+_STATELESS_ONLY: Final = frozenset({Revision.V2026_07_28})
+
+
+def _defaulted(
+    spec: Spec, target: Target, served: frozenset[Revision], sessions: frozenset[Revision]
+) -> ToolRegistration | PromptRegistration | ResourceRegistration | ResourceListRegistration:
+    """An operation inheriting default revisions: every one it can serve (see
+    :func:`build_endpoint`); when it can serve none, the refusal for all three."""
+    if not isinstance(spec, ResourceListSpec) and (
+        spec.input_requests or spec.request_state_mode is not None
+    ):
+        served = served & (_STATELESS_ONLY | sessions)
+    try:
+        return _register(spec, target, served)
+    except ConfigurationError as error:
+        if served == _STATELESS_ONLY:
+            raise
+        try:  # what fails on 2025 alone (headers, tasks, a non-object output) serves 2026
+            return _register(spec, target, _STATELESS_ONLY)
+        except ConfigurationError:
+            raise error from None
+
+
 def _collect(
-    cls: type[Any], where: str, provider: Callable[[type[Any]], object], served: frozenset[Revision]
+    members: Sequence[Member], served: frozenset[Revision], sessions: frozenset[Revision] | None
 ) -> _Collected:
-    """Every decorated method of ``cls`` itself, in definition order, as a registration."""
+    """Every member as a registration, in order; ``sessions`` is ``None`` unless the
+    endpoint's revisions are defaulted."""
     collected = _Collected([], [], [], None)
-    owners: dict[tuple[str, str], str] = {}  # (kind, name or URI) -> method, to refuse duplicates
-    list_method: str | None = None
-    for attribute, value in cls.__dict__.items():
-        if isinstance(value, staticmethod | classmethod):
-            if OPERATION_ATTRIBUTE in getattr(value.__func__, "__dict__", {}):
-                raise ConfigurationError(
-                    f"{where}, method {attribute!r}: an operation must be an instance method, "
-                    f"not a {type(value).__name__}"
-                )
-            continue
-        if not inspect.isfunction(value):
-            continue
-        spec = value.__dict__.get(OPERATION_ATTRIBUTE)
-        if spec is None:
-            continue
-        site = f"{where}, method {attribute!r}"
-        target = Target(cls, provider, value, site)
+    owners: dict[tuple[str, str], str] = {}  # (kind, name or URI) -> site, to refuse duplicates
+    list_site: str | None = None
+    for member in members:
+        spec, site = member.spec, member.site
         try:
-            if isinstance(spec, ToolSpec):
-                key = ("tool", spec.name)
-                registration: Any = tool_registration(target, spec, served)
-                collected.tools.append(registration)
-            elif isinstance(spec, PromptSpec):
-                key = ("prompt", spec.name)
-                registration = prompt_registration(target, spec, served)
-                collected.prompts.append(registration)
-            elif isinstance(spec, ResourceSpec):
-                key = ("resource", spec.uri)
-                registration = resource_registration(target, spec, served)
-                collected.resources.append(registration)
+            if isinstance(spec, ResourceListSpec) and list_site is not None:
+                raise ConfigurationError(
+                    f"an endpoint has one @resource_list; {list_site.rpartition(', ')[2]} is "
+                    "the first"
+                )
+            if sessions is None or spec.revisions is not None:
+                registration = _register(spec, member.target, served)
             else:
-                if list_method is not None:
-                    raise ConfigurationError(
-                        f"an endpoint has one @resource_list method; {list_method!r} is the first"
-                    )
-                list_method = attribute
-                registration = resource_list_registration(target, spec, served)
-                object.__setattr__(collected, "resource_list", registration)
-                continue
+                registration = _defaulted(spec, member.target, served, sessions)
         except ConfigurationError as error:
             raise type(error)(f"{site}: {error}") from error
-        first = owners.setdefault(key, attribute)
-        if first != attribute:
+        if isinstance(registration, ResourceListRegistration):
+            list_site = site
+            object.__setattr__(collected, "resource_list", registration)
+            continue
+        if isinstance(registration, ToolRegistration):
+            key = ("tool", registration.name)
+            collected.tools.append(registration)
+        elif isinstance(registration, PromptRegistration):
+            key = ("prompt", registration.name)
+            collected.prompts.append(registration)
+        else:
+            key = ("resource", _resource_key(registration))
+            collected.resources.append(registration)
+        first = owners.setdefault(key, site)
+        if first != site:
             raise ConfigurationError(
-                f"{site}: {key[0]} {key[1]!r} is also declared by method {first!r}; names and "
-                "URIs are unique within an endpoint"
+                f"{site}: {key[0]} {key[1]!r} is also declared by "
+                f"{first.rpartition(', ')[2]}; names and URIs are unique within an endpoint"
             )
     return collected

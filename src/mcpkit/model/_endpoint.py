@@ -15,10 +15,11 @@ new, fully re-checked endpoint.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 import mcpkit.model._endpoint_checks as checks
 from mcpkit.json import JsonObject
@@ -31,7 +32,11 @@ from mcpkit.model._revision import Revision
 from mcpkit.model._tasks import TASKS_EXTENSION, TaskSupport
 from mcpkit.model._tools import ToolRegistration
 
-__all__ = ["Endpoint", "ResourceMatch"]
+__all__ = ["Endpoint", "Lifespan", "ResourceMatch"]
+
+Lifespan: TypeAlias = Callable[[], AbstractAsyncContextManager[Any]]
+"""An endpoint's lifespan: entered when the server starts, left when it stops; what it yields
+is every handler's ``ctx.state`` (a database pool, a client, a cache)."""
 
 """A read routed through a template is limited to 65,535 characters, as in Soklet.
 Only ASCII can match a template, so characters are bytes;
@@ -137,7 +142,10 @@ class Endpoint:
     ``session_revisions`` (the served 2025 revisions on which ``initialize`` opens a session that
     later requests name in ``Mcp-Session-Id``; empty, the default, serves 2025 statelessly) and
     ``listen`` (serve ``subscriptions/listen`` on 2026-07-28, so clients hear of catalog and
-    resource changes; the server must then be given a subscription authorizer).
+    resource changes; the server must then be given a subscription authorizer) and ``lifespan``
+    (a callable returning an async context manager, such as an ``@asynccontextmanager``
+    function: the server enters it when it starts and leaves it when it stops, and what it
+    yields is every handler's ``ctx.state``).
 
     Every value is checked now; a refusal is a ``ConfigurationError`` naming the path, the
     operation and the revisions.  An endpoint without operations is valid and advertises no
@@ -148,6 +156,7 @@ class Endpoint:
         "_views",
         "implementation",
         "instructions",
+        "lifespan",
         "listen",
         "path",
         "prompts",
@@ -177,6 +186,8 @@ class Endpoint:
     listen: bool
     """Whether ``subscriptions/listen`` is served on 2026-07-28 (the server then needs a
     subscription authorizer)."""
+    lifespan: Lifespan | None
+    """Entered when the server starts; what it yields is every handler's ``ctx.state``."""
     _views: Mapping[Revision, _View]
 
     def __init__(
@@ -195,6 +206,7 @@ class Endpoint:
         tool_rate_limiter: str | None = None,
         session_revisions: Collection[Revision] = frozenset(),
         listen: bool = False,
+        lifespan: Lifespan | None = None,
     ) -> None:
         path = validate_endpoint_path(path)
         served = checks.revision_set(checks.Site(path), "revisions", revisions, empty=False)
@@ -237,6 +249,12 @@ class Endpoint:
                 "their GET stream)"
             )
         values["listen"] = listen
+        if lifespan is not None and not callable(lifespan):
+            raise site.fail(
+                "lifespan must be callable with no arguments and return an async context "
+                "manager (an @asynccontextmanager function)"
+            )
+        values["lifespan"] = lifespan
         values["tools"] = tools = checks.registrations(site, "tools", tools, ToolRegistration)
         values["prompts"] = prompts = checks.registrations(
             site, "prompts", prompts, PromptRegistration

@@ -1,12 +1,15 @@
-"""From a decorated method to a registration, and the handler that calls the method on a
-fresh instance.
+"""From a decorated method (or plain function) to a registration, and the handler that calls
+it.
 
 ``_method_signature`` reads the parameters; this module decides what each kind of operation
 accepts and builds the registration the programmatic factory would.  The handler given
 to the registration (the *adapter*) has the registration's handler shape, ``(ctx, arguments,
-features)`` or ``(ctx, features)``; each call asks the instance provider for an instance, converts
-what the server passes into keyword arguments, adds the framework values and calls the method.  An
-``async def`` method gets an ``async def`` adapter, so ``is_async`` is the method's.
+features)`` or ``(ctx, features)``; each call asks the instance provider for an instance (a
+method's) , converts what the server passes into keyword arguments, adds the framework values,
+calls the function and, for the shorthand returns (a tool's or prompt's ``str``, a prompt's
+list of messages, a resource's ``str`` or ``bytes``), wraps what it returned in the result the
+registration's handler returns.  An ``async def`` function gets an ``async def`` adapter, so
+``is_async`` is the function's.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from mcpkit.errors import ConfigurationError, SchemaError
+from mcpkit.model._content import BlobResourceContents, Role, TextContent, TextResourceContents
 from mcpkit.model._context import InvocationFeatures, RequestContext, ToolArguments
 from mcpkit.model._handlers import only_awaits
 from mcpkit.model._method_signature import (
@@ -30,7 +34,7 @@ from mcpkit.model._method_signature import (
     read_method,
     unwrap,
 )
-from mcpkit.model._outputs import PromptOutput, ResourceOutput
+from mcpkit.model._outputs import PromptMessage, PromptOutput, ResourceOutput
 from mcpkit.model._prompts import PromptArgument, PromptRegistration
 from mcpkit.model._resource_list import ResourceListPage, ResourceListRegistration
 from mcpkit.model._resources import ResourceRegistration
@@ -77,25 +81,42 @@ class UriParam:
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """The method being converted, its class, the instance provider and where errors point."""
+    """The function being converted and where errors point; for a method, its class and the
+    instance provider (``cls`` is ``None`` for a plain function)."""
 
-    cls: type[Any]
+    cls: type[Any] | None
     provider: Callable[[type[Any]], object]
     function: Callable[..., Any]
     site: str
 
+    def read(self, label: str) -> Method:
+        return read_method(label, self.function, bound=self.cls is not None)
+
+
+Finish = Callable[[RequestContext, Any], Any]
+"""Turns what a function returned into what its registration's handler returns."""
+
+
+def _as_is(ctx: RequestContext, value: Any) -> Any:
+    return value
+
 
 def _adapter(
-    target: Target, method: Method, convert: Callable[[Any], dict[str, Any]] | None
+    target: Target,
+    method: Method,
+    convert: Callable[[Any], dict[str, Any]] | None,
+    finish: Finish = _as_is,
 ) -> Callable[..., Any]:
     """The registration's handler: ``(ctx, x, features)``, or ``(ctx, features)`` when
-    ``convert`` is ``None`` (an exact resource); async exactly when the method is."""
+    ``convert`` is ``None`` (an exact resource); async exactly when the function is."""
     cls, provider, function = target.cls, target.provider, target.function
     framework = method.framework
 
     def call(ctx: RequestContext, features: InvocationFeatures, kwargs: dict[str, Any]) -> Any:
         for name, inject in framework:
             kwargs[name] = inject.value_for(ctx, features)
+        if cls is None:
+            return function(**kwargs)
         return function(provider(cls), **kwargs)  # a new instance per invocation
 
     handler: Callable[..., Any]
@@ -103,22 +124,22 @@ def _adapter(
         if method.is_async:
 
             async def handler(ctx: RequestContext, features: InvocationFeatures) -> Any:
-                return await call(ctx, features, {})
+                return finish(ctx, await call(ctx, features, {}))
 
         else:
 
             def handler(ctx: RequestContext, features: InvocationFeatures) -> Any:
-                return call(ctx, features, {})
+                return finish(ctx, call(ctx, features, {}))
 
     elif method.is_async:
 
         async def handler(ctx: RequestContext, value: Any, features: InvocationFeatures) -> Any:
-            return await call(ctx, features, convert(value))
+            return finish(ctx, await call(ctx, features, convert(value)))
 
     else:
 
         def handler(ctx: RequestContext, value: Any, features: InvocationFeatures) -> Any:
-            return call(ctx, features, convert(value))
+            return finish(ctx, call(ctx, features, convert(value)))
 
     handler.__name__ = function.__name__
     handler.__qualname__ = function.__qualname__
@@ -132,6 +153,31 @@ def _tool_arguments(arguments: ToolArguments[Mapping[str, Any]]) -> dict[str, An
     return dict(arguments.converted)  # the binder's keyword arguments, by parameter name
 
 
+def _tool_text(ctx: RequestContext, value: Any) -> Any:
+    """``-> str``: the text is the tool's one content block (anything else is passed on, for
+    the server to refuse as a tool without an output type)."""
+    return CompleteResult.from_tool_text(value) if isinstance(value, str) else value
+
+
+def _prompt_messages(ctx: RequestContext, value: Any) -> Any:
+    """``-> str`` is one user message; ``-> list[PromptMessage]`` the messages in order."""
+    if isinstance(value, str):
+        return PromptOutput(
+            messages=(PromptMessage(role=Role.USER, content=TextContent(text=value)),)
+        )
+    if isinstance(value, list | tuple):
+        return PromptOutput(messages=tuple(value))
+    return value
+
+
+def _messages_annotation(result: Any) -> bool:
+    """Whether a prompt's return annotation is ``list[PromptMessage]`` (or a tuple of them)."""
+    origin, args = typing.get_origin(result), typing.get_args(result)
+    if origin is list:
+        return args == (PromptMessage,)
+    return origin is tuple and args == (PromptMessage, ...)
+
+
 def tool_registration(
     target: Target, spec: ToolSpec, served: frozenset[Revision]
 ) -> ToolRegistration:
@@ -141,9 +187,10 @@ def tool_registration(
     that checks the task's result).  Framework parameters are excluded from the derived
     schema and injected by the adapter."""
     label = f"tool {spec.name!r}"
-    method = read_method(label, target.function)
+    method = target.read(label)
     if method.result is NO_RESULT:
         raise fail(label, "the method needs a return annotation: it is the output type")
+    text = method.result is str  # ``-> str``: text content, no output schema
     results = [
         isinstance(typing.get_origin(arm) or arm, type)
         and issubclass(typing.get_origin(arm) or arm, OperationResult)
@@ -155,7 +202,7 @@ def tool_registration(
         model = derive_input(target.function, excluded=method.framework_hints)
     except SchemaError as error:
         raise SchemaError(f"{label}: {error}") from error
-    handler = _adapter(target, method, _tool_arguments)
+    handler = _adapter(target, method, _tool_arguments, _tool_text if text else _as_is)
     common: dict[str, Any] = {
         "name": spec.name,
         "revisions": operation_revisions(label, spec.revisions, served),
@@ -183,7 +230,7 @@ def tool_registration(
             request_state_mode=spec.request_state_mode,
         )  # fmt: skip
     common["task_support"] = spec.task_support
-    if all(results):
+    if text or all(results):
         return ToolRegistration.advanced(
             **common, input_requests=spec.input_requests,
             request_state_mode=spec.request_state_mode,
@@ -203,8 +250,13 @@ def prompt_registration(
     """``PromptRegistration.create`` with one ``PromptArgument`` per business parameter:
     required unless it is ``str | None`` or has a default."""
     label = f"prompt {spec.name!r}"
-    method = read_method(label, target.function)
-    check_result(label, method.result, (PromptOutput, CompleteResult, InputRequiredResult))
+    method = target.read(label)
+    shorthand = method.result is str or _messages_annotation(method.result)
+    if not shorthand:
+        check_result(
+            label, method.result, (PromptOutput, CompleteResult, InputRequiredResult),
+            also="str, list[PromptMessage]",
+        )  # fmt: skip
     declared: list[PromptArgument] = []
     plan: list[tuple[str, str, bool]] = []  # (published name, parameter, pass None if absent)
     for param in method.business:
@@ -239,7 +291,7 @@ def prompt_registration(
     return PromptRegistration.create(
         name=spec.name,
         revisions=operation_revisions(label, spec.revisions, served),
-        handler=_adapter(target, method, convert),
+        handler=_adapter(target, method, convert, _prompt_messages if shorthand else _as_is),
         arguments=declared,
         title=spec.title,
         description=spec.description,
@@ -248,6 +300,25 @@ def prompt_registration(
         input_requests=spec.input_requests,
         request_state_mode=spec.request_state_mode,
     )
+
+
+def _resource_contents(mime_type: str | None) -> Finish:
+    """``-> str`` or ``-> bytes``: the one text or blob item of the resource read, under the
+    URI the client read (a template's expansion) and the decorator's media type."""
+
+    def finish(ctx: RequestContext, value: Any) -> Any:
+        uri = ctx.operation_name
+        if isinstance(value, str) and uri is not None:
+            return ResourceOutput(
+                contents=(TextResourceContents(uri=uri, text=value, mime_type=mime_type),)
+            )
+        if isinstance(value, bytes) and uri is not None:
+            return ResourceOutput(
+                contents=(BlobResourceContents(uri=uri, blob=value, mime_type=mime_type),)
+            )
+        return value
+
+    return finish
 
 
 def resource_registration(
@@ -259,8 +330,15 @@ def resource_registration(
         raise ConfigurationError("a resource uri must be a str")
     template = is_template(spec.uri)
     label = f"resource {'template ' if template else ''}{spec.uri!r}"
-    method = read_method(label, target.function)
-    check_result(label, method.result, (ResourceOutput, CompleteResult, InputRequiredResult))
+    method = target.read(label)
+    finish: Finish = _as_is
+    if method.result is str or method.result is bytes:
+        finish = _resource_contents(spec.mime_type)
+    else:
+        check_result(
+            label, method.result, (ResourceOutput, CompleteResult, InputRequiredResult),
+            also="str, bytes",
+        )  # fmt: skip
     revisions = operation_revisions(label, spec.revisions, served)
     options: dict[str, Any] = {
         "name": spec.name,
@@ -283,8 +361,9 @@ def resource_registration(
         if spec.completions:
             raise fail(label, "completions belong to template variables; this URI has none")
         return ResourceRegistration.exact(
-            uri=spec.uri, size=spec.size, handler=_adapter(target, method, None), **options
-        )
+            uri=spec.uri, size=spec.size, handler=_adapter(target, method, None, finish),
+            **options,
+        )  # fmt: skip
     if spec.size is not None:
         raise fail(label, "size describes one exact resource; a template has none")
     variables = UriTemplate.parse(spec.uri).variables
@@ -309,7 +388,7 @@ def resource_registration(
 
     return ResourceRegistration.template(
         uri_template=spec.uri,
-        handler=_adapter(target, method, convert),
+        handler=_adapter(target, method, convert, finish),
         completions=spec.completions,
         **options,
     )
@@ -320,7 +399,7 @@ def resource_list_registration(
 ) -> ResourceListRegistration:
     """A ``ResourceListRegistration`` over a method taking the cursor (``str | None``)."""
     label = "resource list handler"
-    method = read_method(label, target.function)
+    method = target.read(label)
     check_result(label, method.result, (ResourceListPage,))
     if len(method.business) != 1 or set(arms(method.business[0].hint)) != {str, NONE}:
         raise fail(label, "the method takes one business parameter, the cursor: str | None")

@@ -132,8 +132,9 @@ def _injection(label: str, name: str, hint: Any) -> Inject | None:
     return None
 
 
-def read_method(label: str, function: Callable[..., Any]) -> Method:
-    """Split the parameters (names come from the signature) and resolve annotations."""
+def read_method(label: str, function: Callable[..., Any], *, bound: bool = True) -> Method:
+    """Split the parameters (names come from the signature) and resolve annotations: those of
+    an instance method after ``self`` (``bound``), or all of a plain function's."""
     if inspect.isgeneratorfunction(function) or inspect.isasyncgenfunction(function):
         raise fail(label, "the method is a generator function; it must return its result")
     try:
@@ -141,12 +142,17 @@ def read_method(label: str, function: Callable[..., Any]) -> Method:
     except Exception as error:  # NameError and friends from unresolvable string annotations
         raise fail(label, f"cannot resolve the method's annotations: {error}") from error
     params = list(inspect.signature(function).parameters.values())
-    if not params or params[0].name != "self" or params[0].kind is params[0].KEYWORD_ONLY:
-        raise fail(label, "the method must be an instance method whose first parameter is self")
+    if bound:
+        if not params or params[0].name != "self" or params[0].kind is params[0].KEYWORD_ONLY:
+            raise fail(label, "the method must be an instance method whose first parameter is self")
+        params = params[1:]
+    elif params and params[0].name in ("self", "cls"):
+        # The schema layer skips a first parameter of these names, so it cannot be an argument.
+        raise fail(label, f"a plain function's first parameter cannot be named {params[0].name!r}")
     business: list[Param] = []
     framework: list[tuple[str, Inject]] = []
     framework_hints: set[object] = set()
-    for param in params[1:]:
+    for param in params:
         if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
             raise fail(
                 label,
@@ -171,14 +177,15 @@ def read_method(label: str, function: Callable[..., Any]) -> Method:
     )
 
 
-def check_result(label: str, result: Any, allowed: tuple[type, ...]) -> None:
-    """An annotated result must be one of the kinds the registration's handler may return."""
+def check_result(label: str, result: Any, allowed: tuple[type, ...], *, also: str = "") -> None:
+    """An annotated result must be one of the kinds the registration's handler may return
+    (``also`` names the shorthand returns the caller accepts on its own)."""
     if result is NO_RESULT:
         return
     for arm in arms(result):
         origin = typing.get_origin(arm) or arm
         if not (isinstance(origin, type) and issubclass(origin, allowed)):
-            names = ", ".join(kind.__name__ for kind in allowed)
+            names = ", ".join(kind.__name__ for kind in allowed) + (f", or {also}" if also else "")
             raise fail(label, f"the method returns {result!r}; it must return {names}")
 
 

@@ -12,6 +12,7 @@ from mcpkit.protocol._envelope import Envelope as Envelope
 from mcpkit.protocol._envelope import MessageKind as MessageKind
 from mcpkit.protocol._envelope import parse_envelope as parse_envelope
 from mcpkit.protocol._envelope import readable_id as readable_id
+from mcpkit.protocol._error_map import HandlerFailure as HandlerFailure
 from mcpkit.protocol._error_map import wire_error as wire_error
 from mcpkit.protocol._fixed_results import discover_result as discover_result
 from mcpkit.protocol._fixed_results import empty_result as empty_result
@@ -68,6 +69,7 @@ __all__ = (
     "Catalog",
     "CatalogOrder",
     "Envelope",
+    "HandlerFailure",
     "HeaderFields",
     "ListKind",
     "LogLevel",

@@ -1,4 +1,4 @@
-"""The JSON-RPC 2.0 envelope of one decoded message (docs/server.md §1.1).
+"""The JSON-RPC 2.0 envelope of one decoded message (docs/design/server.md §1.1).
 
 MCP narrows JSON-RPC: one message per HTTP body or stdio line (no batches), ids are strings or
 integers, ``params`` is an object.  :func:`parse_envelope` checks only that outer shape and

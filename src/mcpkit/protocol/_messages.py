@@ -1,4 +1,4 @@
-"""Every JSON-RPC message the server writes (docs/server.md §1.2).
+"""Every JSON-RPC message the server writes (docs/design/server.md §1.2).
 
 One codec and one shape: results, errors and notifications are written here with
 :func:`mcpkit.json.encode` and nowhere else, so the member order, the compact spelling and the
@@ -110,7 +110,7 @@ def _error_head(id: str | int | None) -> bytes:
         return _NO_ID_ERROR_HEAD
     try:
         return _ID_HEAD + encode(id, limits=_ID_LIMITS) + _ERROR_MEMBER
-    except Exception:  # never fails (docs/server.md §1.2): leave the id out
+    except Exception:  # never fails (docs/design/server.md §1.2): leave the id out
         return _NO_ID_ERROR_HEAD
 
 

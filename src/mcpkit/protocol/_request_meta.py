@@ -1,4 +1,4 @@
-"""A request's ``params._meta`` (docs/server.md §1.3).
+"""A request's ``params._meta`` (docs/design/server.md §1.3).
 
 On 2026-07-28 every request carries its own protocol version and client capabilities in
 ``_meta`` (there is no handshake to remember them from), and may opt in to log messages,

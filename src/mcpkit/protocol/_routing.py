@@ -1,4 +1,4 @@
-"""HTTP routing headers and media types (docs/server.md §1.4).
+"""HTTP routing headers and media types (docs/design/server.md §1.4).
 
 On 2026-07-28 a request repeats its ``method`` (and, for the three named methods, its target)
 in headers so gateways can route without reading the body; the server checks that both copies

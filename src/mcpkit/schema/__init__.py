@@ -1,4 +1,4 @@
-"""Tool Schema Profile 1 (docs/schema.md): compile authored schemas, evaluate them with a
+"""Tool Schema Profile 1 (docs/design/schema.md): compile authored schemas, evaluate them with a
 budget, derive them from Python types, bind validated arguments and check typed output."""
 
 from mcpkit.schema._compile import KEYWORDS as KEYWORDS

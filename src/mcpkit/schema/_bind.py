@@ -12,15 +12,19 @@ is paid:
 
 The type analysis is done once: :class:`Binder` compiles a ``TypeModel`` into *leaves*, plain
 functions ``(value, budget, depth) -> bound`` with their parameters bound in, and one shared
-plan per object type: ``(json name, attribute, leaf or container, absent rule, default)`` per
-field.  Scalars, enums, literals and containers whose types nest at most ``_INLINE`` containers
-are leaves, bound by direct calls.  Deeper and recursive types bind in generator frames that
-one driver loop keeps on an explicit stack, so the Python stack never grows with the input.
+plan per object type: ``(json name, key, leaf or container, absent rule, default)`` per
+field, the key being the attribute (a pydantic model's is the published name, as the model
+is built by ``model_validate``).  A scalar union binds by the value's JSON type, an object
+union by its tag member, each then by the arm's own leaf or frame.  Scalars, enums, literals
+and containers whose types nest at most ``_INLINE`` containers are leaves, bound by direct
+calls.  Deeper and recursive types bind in generator frames that one driver loop keeps on an
+explicit stack, so the Python stack never grows with the input.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
+from decimal import Decimal
 from functools import partial
 from typing import Any, Final, TypeAlias
 
@@ -39,6 +43,7 @@ from mcpkit.schema._bind_leaves import (
     nullable_leaf,
     refuse,
 )
+from mcpkit.schema._formats import FORMAT_LEAVES
 
 __all__ = ["Binder", "bind"]
 
@@ -58,8 +63,13 @@ Opener: TypeAlias = Callable[[Any, Budget, int], Frame]  # (value, budget, membe
 Field: TypeAlias = "tuple[str, str, Leaf | None, _Container | None, int, object]"
 # A type expression is a chain of wrappers around one terminal type (see _chain).
 _Wrapper: TypeAlias = "ti.NullableInfo | ti.ArrayInfo | ti.MapInfo"
-_Terminal: TypeAlias = "ti.ScalarInfo | ti.LiteralInfo | ti.RefInfo"
-_TERMINALS: Final = (ti.ScalarInfo, ti.LiteralInfo, ti.RefInfo)
+_Terminal: TypeAlias = (
+    "ti.ScalarInfo | ti.LiteralInfo | ti.RefInfo | ti.ScalarUnionInfo | ti.ObjectUnionInfo"
+)
+_TERMINALS: Final = (
+    ti.ScalarInfo, ti.LiteralInfo, ti.RefInfo, ti.ScalarUnionInfo, ti.ObjectUnionInfo
+)  # fmt: skip
+_JSON_KINDS: Final = {"string": str, "boolean": bool, "integer": int, "number": int}
 
 
 def bind(model: ti.TypeModel, value: object, limits: Limits) -> object:
@@ -268,6 +278,57 @@ def _inline_map(item: Leaf, max_depth: int) -> Leaf:
     return bind_map
 
 
+# --- unions -----------------------------------------------------------------------------------
+
+
+def _scalar_union(leaves: dict[type, Leaf]) -> Leaf:
+    """Bind by the value's JSON type: the arms' types are distinct (integer and number are one
+    kind here, as the analysis allows only one of them)."""
+    booleans, strings, numbers = leaves.get(bool), leaves.get(str), leaves.get(int)
+
+    def bind_scalar_union(value: Any, budget: Budget, depth: int) -> object:
+        if value is True or value is False:
+            leaf = booleans
+        elif isinstance(value, str):
+            leaf = strings
+        elif isinstance(value, int | Decimal):
+            leaf = numbers
+        else:
+            leaf = None
+        if leaf is None:
+            refuse(F.TYPE)
+        return leaf(value, budget, depth)
+
+    return bind_scalar_union
+
+
+def _arm(value: Any, name: str, find: Callable[[object], int]) -> int:
+    """The arm an object binds to, by its tag member."""
+    tag = value.get(name, _END)
+    if tag is _END:
+        refuse(F.MISSING_PROPERTY)
+    arm = find(tag)
+    if arm < 0:
+        refuse(F.LITERAL)
+    return arm
+
+
+def _tagged_leaf(name: str, find: Callable[[object], int], arms: list[Leaf]) -> Leaf:
+    def bind_tagged(value: Any, budget: Budget, depth: int) -> object:
+        if type(value) not in _OBJECTS and not isinstance(value, dict):
+            refuse(F.TYPE)
+        return arms[_arm(value, name, find)](value, budget, depth)  # the arm opens the object
+
+    return bind_tagged
+
+
+def _tagged_frame(
+    name: str, find: Callable[[object], int], arms: list[Opener], source: Any, budget: Budget,
+    depth: int,
+) -> Frame:  # fmt: skip
+    return arms[_arm(source, name, find)](source, budget, depth)  # the driver opened it
+
+
 class _Compiler:
     """TypeModel to leaves and containers.  A type expression is a chain (one child per level),
     compiled by a loop; each named type is compiled once and used by reference."""
@@ -277,22 +338,24 @@ class _Compiler:
         self.max_depth = limits.max_json_depth
         self.max_chars = limits.max_integer_chars
         self.levels = self.named_levels()
-        self.plans: list[tuple[_Plan, ti.ObjectInfo]] = []  # filled in by compile()
+        self.plans: dict[int, tuple[_Plan, ti.ObjectInfo]] = {}  # filled in by compile()
         self.named: list[Leaf | _Container] = []
-        for info, level in zip(model.named, self.levels, strict=True):
+        for index, (info, level) in enumerate(zip(model.named, self.levels, strict=True)):
             if isinstance(info, ti.EnumInfo):
                 self.named.append(enum_leaf(info))
                 continue
-            plan = _Plan(info.target if info.kind == "dataclass" else None)
-            self.plans.append((plan, info))
+            target = {"dataclass": info.target, "model": info.build}.get(info.kind)
+            plan = _Plan(target)
+            self.plans[index] = (plan, info)
             if level is None:
                 self.named.append(_Container(partial(_object_frame, plan), is_array=False))
             else:
                 self.named.append(_inline_object(plan, self.max_depth))
 
     def compile(self) -> Leaf | _Container:
-        for plan, info in self.plans:
-            plan.fields = tuple(self.field(field) for field in info.fields)
+        for plan, info in self.plans.values():
+            by_name = info.kind == "model"  # model_validate takes the published names
+            plan.fields = tuple(self.field(field, by_name) for field in info.fields)
         return self.compile_type(self.model.root)[0]
 
     def named_levels(self) -> list[int | None]:
@@ -320,12 +383,17 @@ class _Compiler:
         """Containers ``info`` nests, given the named types' levels (None: not known yet)."""
         wrappers, info = _chain(info)
         count = sum(not isinstance(wrapper, ti.NullableInfo) for wrapper in wrappers)
-        if isinstance(info, ti.RefInfo):
-            inner = levels[info.index]
-            return None if inner is None else count + inner
-        return count
+        arms = info.arms if isinstance(info, ti.ObjectUnionInfo) else (info,)
+        inner = 0
+        for arm in arms:
+            if isinstance(arm, ti.RefInfo):
+                found = levels[arm.index]
+                if found is None:
+                    return None
+                inner = max(inner, found)
+        return count + inner
 
-    def field(self, info: ti.FieldInfo) -> Field:
+    def field(self, info: ti.FieldInfo, by_name: bool = False) -> Field:
         node = self.compile_type(info.type)[0]
         if info.required:
             absent, default = _REQUIRED, None
@@ -333,7 +401,7 @@ class _Compiler:
             absent, default = _OMIT, None
         else:
             absent, default = _FILL, info.default  # None for Absent.NONE
-        return (info.name, info.attr, *_split(node), absent, default)
+        return (info.name, info.name if by_name else info.attr, *_split(node), absent, default)
 
     def compile_type(self, info: ti.TypeInfo) -> tuple[Leaf | _Container, int | None]:
         """The compiled type, and how many containers it nests (None: it needs frames)."""
@@ -364,11 +432,33 @@ class _Compiler:
             return self.named[info.index], self.levels[info.index]
         if isinstance(info, ti.LiteralInfo):
             return literal_leaf(info.values), 0
+        if isinstance(info, ti.ScalarUnionInfo):
+            arms = {_JSON_KINDS[ti.JSON_TYPES[arm.kind]]: self.scalar(arm) for arm in info.arms}
+            return _scalar_union(arms), 0
+        if isinstance(info, ti.ObjectUnionInfo):
+            return self.tagged(info)
+        return self.scalar(info), 0
+
+    def scalar(self, info: ti.ScalarInfo) -> Leaf:
         if info.kind == "int":
             width = info.width
             low, high = (None, None) if width is None else (width.minimum, width.maximum)
-            return integer_leaf(low, high, self.max_chars), 0
-        return SCALAR_LEAVES[info.kind], 0
+            return integer_leaf(low, high, self.max_chars)
+        return SCALAR_LEAVES.get(info.kind) or FORMAT_LEAVES[info.kind]
+
+    def tagged(self, info: ti.ObjectUnionInfo) -> tuple[Leaf | _Container, int | None]:
+        tag = self.model.tags[info.tag]
+        find = tag.arm_of()
+        nodes = [self.named[arm.index] for arm in info.arms]
+        leaves = [node for node in nodes if not isinstance(node, _Container)]
+        if len(leaves) == len(nodes):
+            levels = [self.levels[arm.index] or 0 for arm in info.arms]  # leaves: all known
+            return _tagged_leaf(tag.name, find, leaves), max(levels)
+        # An arm needs frames, so every arm binds in one (a leaf arm's plan works there too).
+        openers: list[Opener] = [
+            partial(_object_frame, self.plans[arm.index][0]) for arm in info.arms
+        ]
+        return _Container(partial(_tagged_frame, tag.name, find, openers), is_array=False), None
 
 
 def _chain(info: ti.TypeInfo) -> tuple[list[_Wrapper], _Terminal]:

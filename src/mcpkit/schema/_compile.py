@@ -1,6 +1,6 @@
-"""Compile an authored Tool Schema Profile 1 document (docs/schema.md).
+"""Compile an authored Tool Schema Profile 1 document (docs/design/schema.md).
 
-Profile 1 is closed: the 29 recognised keywords are the whole language, and anything else
+Profile 1 is closed: the recognised keywords are the whole language, and anything else
 fails here, at registration, with a message for the developer that names the keyword and the
 JSON Pointer of the schema that holds it.  Nothing is fetched: ``$ref`` only reaches the same
 document, through a ``#`` JSON Pointer or a plain-name ``$anchor``.
@@ -9,6 +9,7 @@ The compiler walks the document once without recursion, building one ``Node`` pe
 location (object or boolean schema), bounded by ``max_schema_nodes`` and ``max_schema_depth``.
 It then resolves references, refuses cycles that return to a schema without descending into
 the instance (they could never terminate), and checks ``x-mcp-header`` placement.
+Each ``pattern`` is compiled here, once, into a linear-time matcher (``_pattern``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from mcpkit.limits import DEFAULT_LIMITS, Limits
 from mcpkit.schema._evaluate import Outcome, diagnose, evaluate, outcome
 from mcpkit.schema._explain import explain
 from mcpkit.schema._nodes import Node, Pointer, scalar_key
+from mcpkit.schema._pattern import PatternError, compile_pattern
 
 __all__ = ["KEYWORDS", "HeaderDeclaration", "ToolSchema", "compile_schema"]
 
@@ -36,6 +38,7 @@ KEYWORDS: Final = frozenset(
         "properties", "additionalProperties", "items",
         "allOf", "anyOf", "if", "then", "else",
         "type", "enum", "const", "required", "minimum", "maximum",
+        "minLength", "maxLength", "pattern",
         "title", "description", "default", "examples", "deprecated",
         "readOnly", "writeOnly", "format", "x-mcp-header",
     }
@@ -46,6 +49,10 @@ HEADER_TYPES: Final = frozenset({"string", "boolean", "integer"})
 _ANCHOR: Final = re.compile(r"[A-Za-z_][-A-Za-z0-9._]*\Z")
 _STRING_KEYWORDS: Final = ("title", "description", "format", "$comment")
 _BOOLEAN_KEYWORDS: Final = ("deprecated", "readOnly", "writeOnly")
+_LENGTH_KEYWORDS: Final = (("minLength", "min_length"), ("maxLength", "max_length"))
+# An integral Decimal bound with a larger exponent stays a Decimal (no string is that long,
+# and converting 1E+999999999 to an int would expand it).
+_MAX_LENGTH_EXPONENT: Final = 18
 # Applicators whose subschemas see the same instance: a cycle through them never ends.
 _SAME_INSTANCE: Final = ("allOf", "anyOf", "if", "then", "else")
 
@@ -242,6 +249,21 @@ class _Compiler:
                 if isinstance(bound, bool) or not isinstance(bound, int | Decimal):
                     raise self.fail(pointer, f"{keyword} must be a number")
                 setattr(node, keyword, bound)
+        for keyword, attribute in _LENGTH_KEYWORDS:
+            if keyword in schema:
+                setattr(node, attribute, self._length(keyword, schema[keyword], pointer))
+        if "pattern" in schema:
+            source = schema["pattern"]
+            if not isinstance(source, str):
+                raise self.fail(pointer, "pattern must be a string")
+            try:
+                node.pattern = compile_pattern(
+                    source,
+                    max_chars=self.limits.max_pattern_chars,
+                    max_states=self.limits.max_pattern_states,
+                )
+            except PatternError as error:
+                raise self.fail(pointer, f"pattern: {error}") from None
         if "required" in schema:
             node.required = self._required(schema["required"], pointer)
         if "$anchor" in schema:
@@ -277,6 +299,19 @@ class _Compiler:
         if len(set(names)) != len(names):
             raise self.fail(pointer, "type repeats a type name")
         return frozenset(names)  # type: ignore[arg-type]
+
+    def _length(self, keyword: str, value: JsonValue, pointer: Pointer) -> int | Decimal:
+        """A non-negative integer; an integral number such as ``2.0`` counts as one."""
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+        if (
+            isinstance(value, Decimal)
+            and value.is_finite()
+            and value >= 0
+            and value == value.to_integral_value()
+        ):
+            return int(value) if value.adjusted() <= _MAX_LENGTH_EXPONENT else value
+        raise self.fail(pointer, f"{keyword} must be a non-negative integer")
 
     def _required(self, value: JsonValue, pointer: Pointer) -> tuple[str, ...]:
         if not isinstance(value, JsonArray) or any(not isinstance(n, str) for n in value):

@@ -24,8 +24,7 @@ __all__ = ["derive_document"]
 
 Schema = dict[str, Any]
 _LITERAL_TYPES = {str: "string", int: "integer", bool: "boolean"}
-_SCALAR_TYPES = {"str": "string", "bool": "boolean", "int": "integer"}
-_SCALAR_TYPES.update({"float": "number", "decimal": "number"})
+_HEADER_KINDS = frozenset({"str", "bool", "int", "datetime", "date", "uuid"})
 
 
 def derive_document(
@@ -46,8 +45,8 @@ def derive_document(
     )
     if role == "input" and not is_object:
         raise SchemaError(
-            f"{describe()} cannot be a tool input: use a frozen dataclass, a TypedDict, "
-            "dict[str, T] or a function's parameters"
+            f"{describe()} cannot be a tool input: use a frozen dataclass, a pydantic model, "
+            "a TypedDict, dict[str, T] or a function's parameters"
         )
     if role == "output" and isinstance(root, ti.ScalarInfo) and root.kind == "str":
         raise SchemaError(f"{describe()}: a bare str output is ambiguous with text content")
@@ -116,6 +115,12 @@ class _Deriver:
         nullable = False
         while isinstance(info, ti.NullableInfo):
             nullable, info = True, info.inner
+        if isinstance(info, ti.ObjectUnionInfo):  # its arms, and null as one more
+            arms: list[Schema] = [{} for _ in info.arms]
+            out["anyOf"] = [*arms, {"type": "null"}] if nullable else arms
+            self.stack.extend((arm, ref, ()) for arm, ref in zip(arms, info.arms, strict=True))
+            _document(out, info)
+            return
         if nullable and not self.mergeable(info):
             arm: Schema = {}
             out["anyOf"] = [arm, {"type": "null"}]
@@ -139,12 +144,14 @@ class _Deriver:
         elif isinstance(info, ti.MapInfo):
             out["type"] = _type("object", nullable)
             self.stack.append((_new(out, "additionalProperties"), info.value, ()))
+        elif isinstance(info, ti.ScalarUnionInfo):  # constraints apply to their own type only
+            names = [ti.JSON_TYPES[member.kind] for member in info.arms]
+            out["type"] = [*names, "null"] if nullable else names
+            for member in info.arms:
+                _constrain(out, member)
         else:
-            out["type"] = _type(_SCALAR_TYPES[info.kind], nullable)
-            if info.minimum is not None:
-                out["minimum"] = info.minimum
-            if info.maximum is not None:
-                out["maximum"] = info.maximum
+            out["type"] = _type(ti.JSON_TYPES[info.kind], nullable)
+            _constrain(out, info)
         _document(out, info)
 
     def named(self, out: Schema, index: int, nullable: bool) -> None:
@@ -182,7 +189,7 @@ class _Deriver:
         if not root:
             raise SchemaError(f"{where}: Arg(header=...) only applies to a tool's own arguments")
         info = field.type
-        eligible = isinstance(info, ti.ScalarInfo) and info.kind in ("str", "bool", "int")
+        eligible = isinstance(info, ti.ScalarInfo) and info.kind in _HEADER_KINDS
         if isinstance(info, ti.LiteralInfo):
             eligible = len({type(value) for value in info.values}) == 1
         if isinstance(info, ti.RefInfo):
@@ -195,6 +202,19 @@ class _Deriver:
         if suffix in seen:
             raise SchemaError(f"{where}: header {field.header!r} is declared twice")
         seen.add(suffix)
+
+
+def _constrain(out: Schema, info: ti.ScalarInfo) -> None:
+    for key, value in (
+        ("minimum", info.minimum),
+        ("maximum", info.maximum),
+        ("minLength", info.min_length),
+        ("maxLength", info.max_length),
+        ("pattern", info.pattern),
+        ("format", ti.FORMATS.get(info.kind)),
+    ):
+        if value is not None:
+            out[key] = value
 
 
 def _new(out: Schema, key: str) -> Schema:

@@ -1,12 +1,13 @@
 """Evaluate an instance against a compiled Profile 1 schema, with an operation budget.
 
-JSON Schema 2020-12 semantics for the Profile 1 keywords (docs/schema.md).  Two properties
+JSON Schema 2020-12 semantics for the Profile 1 keywords (docs/design/schema.md).  Two properties
 matter as much as the answer:
 
 - **Bounded work**: every schema node applied to a value, every keyword check,
-  every ``$ref`` followed, every node compared by ``enum``/``const`` and every object member
-  visited charges one operation; past the budget the outcome is ``BUDGET_EXHAUSTED``, which
-  callers treat exactly like ``INVALID``.
+  every ``$ref`` followed, every node compared by ``enum``/``const``, every object member
+  visited and every state a ``pattern`` search visits (at most the pattern's states per code
+  point, ``_pattern``) charges one operation; past the budget the outcome is
+  ``BUDGET_EXHAUSTED``, which callers treat exactly like ``INVALID``.
 - **No Python recursion**: a schema node with subschemas is evaluated by a generator that
   yields ``(node, value)`` requests to one driver loop, which keeps the generators on an
   explicit stack.  Deep values and long reference chains therefore meet the budget, never the
@@ -59,7 +60,8 @@ object."""
 class Failure(NamedTuple):
     """Where an instance first failed and why: the path (``UNDECLARED`` for a member the
     schema does not name), the keyword that refused it (``type``, ``enum``, ``const``,
-    ``minimum``, ``maximum``, ``required``, ``false``, ``anyOf``), the schema node that holds
+    ``minimum``, ``maximum``, ``minLength``, ``maxLength``, ``pattern``, ``required``,
+    ``false``, ``anyOf``), the schema node that holds
     it and the value it refused (for ``required``: the object, to name a missing member)."""
 
     path: tuple[str | int, ...]
@@ -305,10 +307,11 @@ def _is_integral(value: Decimal) -> bool:
 
 
 def _check(node: Node, value: object, run: _Run) -> bool:
-    """The keywords of one node that need no subschema: type, enum, const, bounds, required.
+    """The keywords of one node that need no subschema: type, enum, const, bounds, string
+    length and pattern, required.
 
     Charges one operation for the node and one per keyword it checks (``node.cost``), plus
-    what equality and ``required`` lookups cost.
+    what equality, ``pattern`` searches and ``required`` lookups cost.
     """
     run.budget -= node.cost
     if run.budget < 0:
@@ -334,6 +337,19 @@ def _check(node: Node, value: object, run: _Run) -> bool:
                 return run.fail("minimum", node, value)
             if node.maximum is not None and value > node.maximum:  # type: ignore[operator]
                 return run.fail("maximum", node, value)
+        if node.textual and isinstance(value, str):
+            # code points, as 2020-12 counts them: an astral character is one
+            if node.min_length is not None and len(value) < node.min_length:
+                return run.fail("minLength", node, value)
+            if node.max_length is not None and len(value) > node.max_length:
+                return run.fail("maxLength", node, value)
+            if node.pattern is not None:
+                found, used = node.pattern.search(value, run.budget)
+                run.budget -= used
+                if run.budget < 0:
+                    raise _Exhausted
+                if not found:
+                    return run.fail("pattern", node, value)
     if node.required and isinstance(value, dict):
         run.budget -= len(node.required)
         if run.budget < 0:

@@ -4,6 +4,7 @@ A refused ``tools/call`` tells its caller where the arguments first failed and w
 refused them (``limit: must be at most 50``, ``query: required``), so a model can correct the
 call.  Everything in the sentence comes from the schema, never from the arguments: a member the
 schema does not name is ``*`` (its name is the client's), and a refused value is never quoted.
+A ``pattern`` is the developer's, so it is quoted, when short and printable.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ __all__ = ["explain"]
 _MAX_LISTED: Final = 8
 """An ``enum`` of at most this many short scalars is listed; a longer one is summed up."""
 _MAX_LISTED_CHARS: Final = 200
+"""The longest ``enum`` listing, and the longest ``pattern`` quoted."""
 
 
 def _where(path: tuple[str | int, ...]) -> str:
@@ -42,6 +44,10 @@ def _choices(options: tuple[JsonValue, ...]) -> str | None:
     return None if len(listed) > _MAX_LISTED_CHARS else listed
 
 
+def _characters(count: object) -> str:
+    return f"{count} character{'' if count == 1 else 's'}"
+
+
 def explain(found: Outcome, failure: Failure | None) -> str:
     """The sentence for an evaluation that did not pass."""
     if found is Outcome.BUDGET_EXHAUSTED or failure is None:
@@ -63,6 +69,16 @@ def explain(found: Outcome, failure: Failure | None) -> str:
         return f"{where}: must be at least {node.minimum}"
     if keyword == "maximum":
         return f"{where}: must be at most {node.maximum}"
+    if keyword == "minLength":
+        return f"{where}: must be at least {_characters(node.min_length)}"
+    if keyword == "maxLength":
+        return f"{where}: must be at most {_characters(node.max_length)}"
+    if keyword == "pattern":
+        assert node.pattern is not None  # only a node with a pattern fails by it
+        source = node.pattern.source
+        if len(source) <= _MAX_LISTED_CHARS and source.isprintable():
+            return f"{where}: must match the pattern {source}"
+        return f"{where}: must match the pattern the schema gives"
     if keyword == "enum":
         listed = None if node.enum is None else _choices(node.enum)
         if listed is not None:

@@ -1,4 +1,5 @@
-"""Named types to TypeInfo: frozen dataclasses, TypedDicts, enums and a handler's parameters.
+"""Named types to TypeInfo: frozen dataclasses, TypedDicts, enums and a handler's parameters
+(pydantic models are read by ``_pydantic``, imported only when a model is met).
 
 ``_analyze`` registers each named type once and hands it here to be read: its ``$defs`` label,
 its resolved annotations (type variables replaced by a generic instantiation's arguments) and
@@ -19,9 +20,17 @@ from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Final, Literal, TypeAlias, TypeVar, Union
 
 from mcpkit.errors import SchemaError
-from mcpkit.schema._typeinfo import Absent, EnumInfo, FieldInfo, ObjectInfo, check_text
+from mcpkit.schema._typeinfo import (
+    Absent,
+    EnumInfo,
+    FieldInfo,
+    ObjectInfo,
+    check_text,
+    is_model,
+    is_typeddict,
+)
 
-__all__ = ["UNIONS", "FieldReader", "define", "label", "parameters_object"]
+__all__ = ["UNIONS", "FieldReader", "define", "label", "parameters_object", "unique"]
 
 UNIONS: Final = (Union, types.UnionType)
 _NONE: Final = type(None)
@@ -37,15 +46,22 @@ def label(tp: object, depth: int = 0) -> str:
         return label(typing.get_args(tp)[0], depth)
     if origin is not None:
         base = "Union" if origin in UNIONS else label(origin, depth)
-        if depth >= 4:
-            return base
-        args = [arg for arg in typing.get_args(tp) if arg is not Ellipsis]
-        return "-".join([base, *(label(arg, depth + 1) for arg in args)])
+        return _joined(base, typing.get_args(tp), depth)
     if tp is _NONE:
         return "None"
+    if isinstance(tp, type) and is_model(tp):
+        generic = tp.__pydantic_generic_metadata__  # type: ignore[attr-defined]
+        if generic["origin"] is not None:  # Box[int] is a class of its own: name it Box-int
+            return _joined(label(generic["origin"], depth), generic["args"], depth)
     name = getattr(tp, "__qualname__", None) or type(tp).__name__
     name = ".".join(part for part in name.split(".") if part != "<locals>")
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+
+
+def _joined(base: str, args: tuple[Any, ...], depth: int) -> str:
+    if depth >= 4:
+        return base
+    return "-".join([base, *(label(arg, depth + 1) for arg in args if arg is not Ellipsis)])
 
 
 def _hints(obj: object, name: str) -> dict[str, Any]:
@@ -74,10 +90,14 @@ def define(tp: Any, field: FieldReader) -> ObjectInfo | EnumInfo:
     name = label(tp)
     if issubclass(cls, enum.Enum):
         return _enum(cls, name)
+    if is_model(cls):
+        from mcpkit.schema import _pydantic  # the model's author has imported pydantic
+
+        return _pydantic.define_model(cls, name, field)
     env = dict(zip(cls.__parameters__, typing.get_args(tp), strict=True)) if origin else {}
     hints = _hints(cls, name)
     fields: list[FieldInfo] = []
-    if typing.is_typeddict(cls):
+    if is_typeddict(cls):
         required_keys = cls.__required_keys__
         for key, hint in hints.items():
             check_text(f"key {key!r} of {name}", key)
@@ -89,7 +109,7 @@ def define(tp: Any, field: FieldReader) -> ObjectInfo | EnumInfo:
                 hint = typing.get_args(hint)[0]
             where = f"key {key!r} of {name}"
             fields.append(field(key, _substitute(hint, env), where, must, None))
-        return ObjectInfo(name, "typeddict", cls, _unique(fields, name))
+        return ObjectInfo(name, "typeddict", cls, unique(fields, name))
     declared = {f.name: f for f in dataclasses.fields(cls)}
     for attr in cls.__dataclass_fields__:
         if attr not in declared and isinstance(hints.get(attr), dataclasses.InitVar):
@@ -104,7 +124,7 @@ def define(tp: Any, field: FieldReader) -> ObjectInfo | EnumInfo:
         default = Absent.OMIT if has_default else None
         hint = _substitute(hints[attr], env)
         fields.append(field(attr, hint, where, True, default))
-    return ObjectInfo(name, "dataclass", cls, _unique(fields, name))
+    return ObjectInfo(name, "dataclass", cls, unique(fields, name))
 
 
 def parameters_object(
@@ -136,10 +156,10 @@ def parameters_object(
                 info, required=False, absent=Absent.DEFAULT, default=param.default
             )
         fields.append(info)
-    return ObjectInfo(name, "parameters", fn, _unique(fields, name))
+    return ObjectInfo(name, "parameters", fn, unique(fields, name))
 
 
-def _unique(fields: list[FieldInfo], name: str) -> tuple[FieldInfo, ...]:
+def unique(fields: list[FieldInfo], name: str) -> tuple[FieldInfo, ...]:
     seen: set[str] = set()
     for f in fields:
         if f.name in seen:

@@ -7,6 +7,7 @@ from decimal import Decimal
 from typing import Final
 
 from mcpkit.json import JsonArray, JsonObject, JsonValue
+from mcpkit.schema._pattern import Pattern
 
 __all__ = ["ABSENT", "KINDS", "Node", "Pointer", "scalar_key"]
 
@@ -69,9 +70,12 @@ class Node:
         "if_",
         "items",
         "kinds",
+        "max_length",
         "maximum",
         "members",
+        "min_length",
         "minimum",
+        "pattern",
         "plain",
         "pointer",
         "properties",
@@ -81,6 +85,7 @@ class Node:
         "required_names",
         "simple",
         "steps",
+        "textual",
         "then",
         "types",
     )
@@ -100,6 +105,12 @@ class Node:
         self.const: object = ABSENT
         self.minimum: int | Decimal | None = None
         self.maximum: int | Decimal | None = None
+        # minLength/maxLength, in code points (an integral Decimal past what an int of any
+        # practical size holds stays a Decimal: it compares exactly, without expansion)
+        self.min_length: int | Decimal | None = None
+        self.max_length: int | Decimal | None = None
+        self.pattern: Pattern | None = None
+        self.textual = False  # filled by finish(): whether a string keyword is present
         self.required: tuple[str, ...] = ()
         self.required_names: frozenset[str] = frozenset()  # filled by finish()
         self.properties: dict[str, Node] = {}
@@ -114,7 +125,8 @@ class Node:
         self.ref_text: str | None = None
         self.simple = True  # no subschema applies: evaluated without a frame of its own
         # Filled by finish(): the exact Python types "type" accepts without looking at the
-        # value; whether const, enum and bounds are all absent; and, when "type" is the node's
+        # value; whether const, enum, bounds and string keywords are all absent; and, when
+        # "type" is the node's
         # only assertion, the types whose values pass its own checks (else empty).
         self.exact = _NO_TYPES
         self.plain = True
@@ -141,10 +153,15 @@ class Node:
         if self.types is not None:
             self.kinds = self.types | ({"integer"} if "number" in self.types else set())
         self.bounded = self.minimum is not None or self.maximum is not None
+        self.textual = (
+            self.min_length is not None or self.max_length is not None or self.pattern is not None
+        )
         self.required_names = frozenset(self.required)
         if self.kinds is not None:
             self.exact = frozenset(tp for tp, kind in KINDS.items() if kind in self.kinds)
-        self.plain = self.const is ABSENT and self.enum is None and not self.bounded
+        self.plain = (
+            self.const is ABSENT and self.enum is None and not self.bounded and not self.textual
+        )
         if self.plain and not self.required and self.always is None:
             self.accept = self.exact
         self.cost = 1 + sum(
@@ -152,6 +169,8 @@ class Node:
                 self.types is not None,
                 self.enum_keys is not None,
                 self.bounded,
+                self.min_length is not None or self.max_length is not None,
+                self.pattern is not None,  # the search is charged on top, per state visited
             )
         )
 

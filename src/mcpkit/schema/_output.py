@@ -1,9 +1,13 @@
 """A typed return value to JSON, validated against the derived output schema.
 
 Conversion is strict: each value must already be what its declared type says (a dataclass
-instance of the declared class, an enum member, a finite float, ...); nothing is coerced from
-an unrelated type.  Dataclasses are written field by field, enums by value, ``Decimal`` as is
-and ``float`` as ``Decimal(repr(f))``; a ``T | None`` property holding ``None`` is left out.
+instance of the declared class, an enum member, a finite float, an aware ``datetime``, ...);
+nothing is coerced from an unrelated type.  Dataclasses and pydantic models are written field
+by field under their published names, enums by value, ``Decimal`` as is, ``float`` as
+``Decimal(repr(f))``, ``datetime``/``date``/``UUID`` canonically (``_formats``); a ``T | None``
+property holding ``None`` is left out.  A scalar union writes the value by the first member
+that takes it (their JSON types are distinct), an object union by the member class it is an
+instance of (a ``TypedDict`` member by its tag key).
 The JSON value is then evaluated against the compiled output schema, so what reaches the
 client always satisfies the schema it was promised.  Any failure raises
 :class:`~mcpkit.errors.OutputError` and nothing partial is returned.
@@ -32,6 +36,7 @@ from mcpkit.limits import Limits
 from mcpkit.schema import _typeinfo as ti
 from mcpkit.schema._compile import ToolSchema
 from mcpkit.schema._evaluate import Outcome
+from mcpkit.schema._formats import write
 
 __all__ = ["Converter"]
 
@@ -49,8 +54,10 @@ _Children: TypeAlias = "Iterator[tuple[str, ti.TypeInfo, object]]"
 # values of that exact type need no call for those kinds.
 _Field = tuple[str, str, str, type | None, bool]
 _UNCHANGED: Final[dict[str, type | None]] = {
-    "int": int, "float": int, "decimal": int, "bool": bool, "str": None,
+    "int": int, "float": int, "decimal": int, "bool": bool, "str": None, "datetime": None,
+    "date": None, "uuid": None,
 }  # fmt: skip
+_FORMATTED: Final = frozenset(ti.FORMATS)
 
 
 class Converter:
@@ -151,6 +158,16 @@ def _dataclass(fields: tuple[ti.FieldInfo, ...], value: object) -> _Children:
         yield field.name, field.type, member
 
 
+def _model(fields: tuple[ti.FieldInfo, ...], value: object) -> _Children:
+    for field in fields:
+        member = getattr(value, field.attr, _END)  # model_construct() may leave one out
+        if member is _END:
+            _fail()
+        if member is None and field.none_is_absent:
+            continue
+        yield field.name, field.type, member
+
+
 def _typeddict(fields: tuple[ti.FieldInfo, ...], value: dict[object, object]) -> _Children:
     seen = 0
     for field in fields:
@@ -209,6 +226,10 @@ class _Conversion:
             info = info.inner
         if isinstance(info, ti.ScalarInfo):
             return _scalar(info.kind, value)
+        if isinstance(info, ti.ScalarUnionInfo):
+            return _scalar_union(info, value)
+        if isinstance(info, ti.ObjectUnionInfo):
+            return self.tagged(info, value)
         if isinstance(info, ti.LiteralInfo):
             for member in info.values:
                 if type(member) is type(value) and member == value:
@@ -231,12 +252,38 @@ class _Conversion:
             _fail()
         return _object(named, value)
 
+    def tagged(self, info: ti.ObjectUnionInfo, value: object) -> _Frame:
+        tag = self.model.tags[info.tag]
+        for arm, attr, members in zip(info.arms, tag.attrs, tag.values, strict=True):
+            named = self.model.named[arm.index]
+            assert isinstance(named, ti.ObjectInfo)
+            if named.kind != "typeddict":
+                if isinstance(value, named.target):  # type: ignore[arg-type]
+                    return _object(named, value)
+            elif isinstance(value, dict):
+                key = value.get(attr, _END)
+                if any(type(key) is type(member) and key == member for member in members):
+                    return _object(named, value)
+        _fail()
+
 
 def _object(info: ti.ObjectInfo, value: object) -> _Frame:
     if info.kind == "dataclass" and isinstance(value, info.target):  # type: ignore[arg-type]
         return _Frame(_dataclass(info.fields, value), True)
     if info.kind == "typeddict" and isinstance(value, dict):
         return _Frame(_typeddict(info.fields, value), True)
+    if info.kind == "model" and isinstance(value, info.target):  # type: ignore[arg-type]
+        return _Frame(_model(info.fields, value), True)
+    _fail()
+
+
+def _scalar_union(info: ti.ScalarUnionInfo, value: object) -> JsonValue:
+    for arm in info.arms:  # distinct JSON types: the first member that takes it is the one
+        try:
+            return _scalar(arm.kind, value)
+        except OutputError as error:
+            if error.reason is not OutputFailure.SCHEMA:
+                raise  # an unpaired surrogate in a str member
     _fail()
 
 
@@ -251,9 +298,14 @@ def _scalar(kind: str, value: object) -> JsonValue:
         if kind == "bool" and (value is True or value is False):
             return value
     elif isinstance(value, int):
-        return operator.index(value)  # int subclasses (IntEnum members) as plain int
+        if kind not in _FORMATTED:  # an int is no date: only int values pay this check
+            return operator.index(value)  # int subclasses (IntEnum members) as plain int
     elif kind == "float" and isinstance(value, float) and math.isfinite(value):
         return Decimal(repr(value))
     elif kind == "decimal" and isinstance(value, Decimal) and value.is_finite():
         return value
+    elif kind in _FORMATTED:
+        text = write(kind, value)
+        if text is not None:
+            return text
     _fail()

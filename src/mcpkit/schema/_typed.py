@@ -20,6 +20,7 @@ from mcpkit.schema._bind import Binder
 from mcpkit.schema._compile import ToolSchema, compile_schema
 from mcpkit.schema._derive import derive_document
 from mcpkit.schema._evaluate import Outcome
+from mcpkit.schema._formats import Misformatted, locate
 from mcpkit.schema._output import Converter
 from mcpkit.schema._typeinfo import Arg, Int8, Int16, Int32, Int64, TypeModel, Width
 
@@ -78,18 +79,29 @@ class InputModel(_Model):
     def bind(self, arguments: JsonObject) -> object:
         """Validate ``arguments`` against the schema, then bind them.
 
-        Returns an instance of the input type, a ``dict`` for ``dict[str, T]`` and TypedDicts,
+        Returns an instance of the input type (a pydantic model's built by
+        ``model_validate(..., strict=True)``), a ``dict`` for ``dict[str, T]`` and TypedDicts,
         or the keyword arguments of a function.  Raises ``ArgumentsInvalid`` on any failure.
         """
         outcome = self.schema.evaluate(arguments)
         if outcome is not Outcome.VALID:
             raise ArgumentsInvalid(_REFUSALS[outcome])
-        return self._compiled(arguments)
+        try:
+            return self._compiled(arguments)
+        except Misformatted as error:
+            error.detail = locate(self._model, arguments)
+            raise
 
     def bind_validated(self, arguments: JsonObject) -> object:
         """Bind arguments that already passed ``schema.evaluate`` (the pipeline runs that under
-        the evaluation gate).  Binding still refuses anything it cannot convert safely."""
-        return self._compiled(arguments)
+        the evaluation gate).  Binding still refuses anything it cannot convert safely; a
+        string that is not its ``format`` is refused with where and what it must be, as the
+        schema's own refusals are (``format`` is an annotation, so the binder checks it)."""
+        try:
+            return self._compiled(arguments)
+        except Misformatted as error:
+            error.detail = locate(self._model, arguments)
+            raise
 
 
 class OutputModel(_Model):
@@ -114,9 +126,9 @@ def derive_input(
 ) -> InputModel:
     """Derive and compile the input schema of a type or of a handler's parameters.
 
-    Input roots are a frozen dataclass, a ``TypedDict``, ``dict[str, T]`` or a function, whose
-    parameters (less ``self``/``cls`` and those annotated with an ``excluded`` marker type)
-    become the properties.
+    Input roots are a frozen dataclass, a pydantic model, a ``TypedDict``, ``dict[str, T]`` or
+    a function, whose parameters (less ``self``/``cls`` and those annotated with an
+    ``excluded`` marker type) become the properties.
     """
     if inspect.isfunction(tp_or_function) or inspect.ismethod(tp_or_function):
         fn: Callable[..., object] = tp_or_function

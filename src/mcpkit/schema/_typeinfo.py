@@ -2,14 +2,17 @@
 
 ``mcpkit.schema._analyze`` builds a :class:`TypeModel` from Python annotations at registration;
 derivation (``_derive``), binding (``_bind``) and output conversion (``_output``) only read it.
-Named types (dataclasses, TypedDicts, enums) live once in ``TypeModel.named`` and are used by
-index through :class:`RefInfo`, so a recursive type is a finite, acyclic structure.  Its readers
-import this module as ``ti`` and write ``ti.RefInfo``: one import for the whole node family.
+Named types (dataclasses, pydantic models, TypedDicts, enums) live once in ``TypeModel.named``
+and are used by index through :class:`RefInfo`, so a recursive type is a finite, acyclic
+structure.  Its readers import this module as ``ti`` and write ``ti.RefInfo``: one import for
+the whole node family.
 """
 
 from __future__ import annotations
 
 import enum
+import sys
+import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -20,13 +23,42 @@ from mcpkit.errors import InvalidValueError, SchemaError
 from mcpkit.json import string
 
 __all__ = [
-    "MAX_FLOAT", "Absent", "Arg", "ArrayInfo", "EnumInfo", "FieldInfo", "Int8", "Int16", "Int32",
-    "Int64", "LiteralInfo", "MapInfo", "NullableInfo", "ObjectInfo", "RefInfo", "ScalarInfo",
-    "TypeInfo", "TypeModel", "Width", "check_text",
+    "FORMATS", "JSON_TYPES", "MAX_FLOAT", "Absent", "Arg", "ArrayInfo", "EnumInfo", "FieldInfo",
+    "Int8", "Int16", "Int32", "Int64", "LiteralInfo", "MapInfo", "NullableInfo", "ObjectInfo",
+    "ObjectUnionInfo", "RefInfo", "ScalarInfo", "ScalarKind", "ScalarUnionInfo", "TagInfo",
+    "TypeInfo", "TypeModel", "Width", "check_text", "is_model", "is_typeddict",
 ]  # fmt: skip
 
 MAX_FLOAT: Final = Decimal("1.7976931348623157E+308")
 """The largest finite float, published as the bound of every derived ``float`` schema."""
+
+
+ScalarKind: TypeAlias = Literal[
+    "str", "bool", "int", "float", "decimal", "datetime", "date", "uuid"
+]
+
+JSON_TYPES: Final[Mapping[str, str]] = {
+    "str": "string", "bool": "boolean", "int": "integer", "float": "number",
+    "decimal": "number", "datetime": "string", "date": "string", "uuid": "string",
+}  # fmt: skip
+"""The JSON type each scalar kind is written as."""
+
+FORMATS: Final[Mapping[str, str]] = {"datetime": "date-time", "date": "date", "uuid": "uuid"}
+"""The kinds written as formatted strings, with their ``format``: the binder checks them."""
+
+
+def is_model(cls: type) -> bool:
+    """Whether ``cls`` is a pydantic model.  pydantic is never imported for this: a model class
+    can only exist once ``pydantic.main`` has been imported by its author."""
+    base = getattr(sys.modules.get("pydantic.main"), "BaseModel", None)
+    return base is not None and issubclass(cls, base)
+
+
+def is_typeddict(cls: type) -> bool:
+    """``typing.is_typeddict``, plus typing_extensions' TypedDict when it is loaded (pydantic
+    asks for that one on Python 3.11)."""
+    extensions = sys.modules.get("typing_extensions")
+    return typing.is_typeddict(cls) or (extensions is not None and extensions.is_typeddict(cls))
 
 
 def check_text(owner: str, value: object) -> None:
@@ -44,7 +76,9 @@ class Arg:
     """``Annotated[T, Arg(...)]``: a published property name, documentation, bounds, a header.
 
     ``name`` and ``header`` (the ``x-mcp-header`` suffix) belong to a field or parameter;
-    ``minimum``/``maximum`` to a number.  Misplaced metadata fails at registration.
+    ``minimum``/``maximum`` to a number; ``min_length``/``max_length`` (code points) and
+    ``pattern`` (ECMA-262, searched: anchor it with ``^...$``) to a ``str``.  Misplaced
+    metadata fails at registration.
     """
 
     name: str | None = None
@@ -53,9 +87,12 @@ class Arg:
     minimum: int | Decimal | None = None
     maximum: int | Decimal | None = None
     header: str | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    pattern: str | None = None
 
     def __post_init__(self) -> None:
-        for label in ("name", "title", "description", "header"):
+        for label in ("name", "title", "description", "header", "pattern"):
             if getattr(self, label) is not None:
                 check_text(f"Arg.{label}", getattr(self, label))
         if self.name == "":
@@ -72,6 +109,16 @@ class Arg:
                 raise SchemaError(f"Arg.{label} must be finite")
         if self.minimum is not None and self.maximum is not None and self.minimum > self.maximum:
             raise SchemaError("Arg.minimum must not exceed Arg.maximum")
+        for label in ("min_length", "max_length"):
+            length = getattr(self, label)
+            if length is not None and (type(length) is not int or length < 0):
+                raise SchemaError(f"Arg.{label} must be a non-negative int")
+        if (
+            self.min_length is not None
+            and self.max_length is not None
+            and self.min_length > self.max_length
+        ):
+            raise SchemaError("Arg.min_length must not exceed Arg.max_length")
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,12 +154,16 @@ class _Doc:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ScalarInfo(_Doc):
-    """``str``, ``bool``, ``int``, ``float`` or ``Decimal``; numbers may carry bounds."""
+    """``str``, ``bool``, ``int``, ``float``, ``Decimal``, or a formatted string (``datetime``,
+    ``date``, ``UUID``); numbers may carry bounds, a ``str`` lengths and a pattern."""
 
-    kind: Literal["str", "bool", "int", "float", "decimal"]
+    kind: ScalarKind
     minimum: int | Decimal | None = None
     maximum: int | Decimal | None = None
     width: Width | None = None  # fixed-width int
+    min_length: int | None = None
+    max_length: int | None = None
+    pattern: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -145,7 +196,27 @@ class RefInfo(_Doc):
     index: int
 
 
-TypeInfo: TypeAlias = ScalarInfo | LiteralInfo | NullableInfo | ArrayInfo | MapInfo | RefInfo
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScalarUnionInfo(_Doc):
+    """``str | int``: scalars of distinct JSON types (integer and number overlap), bound by the
+    value's JSON type."""
+
+    arms: tuple[ScalarInfo, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ObjectUnionInfo(_Doc):
+    """``Cat | Dog``: object types told apart by a required ``Literal`` field,
+    ``TypeModel.tags[tag]``, which decides the arm a value binds to."""
+
+    arms: tuple[RefInfo, ...]
+    tag: int
+
+
+TypeInfo: TypeAlias = (
+    ScalarInfo | LiteralInfo | NullableInfo | ArrayInfo | MapInfo | RefInfo | ScalarUnionInfo
+    | ObjectUnionInfo
+)  # fmt: skip
 
 
 class Absent(enum.Enum):
@@ -171,9 +242,11 @@ class FieldInfo:
 @dataclass(frozen=True, slots=True, eq=False)
 class ObjectInfo:
     label: str
-    kind: Literal["dataclass", "typeddict", "parameters"]
-    target: Callable[..., object]
+    kind: Literal["dataclass", "model", "typeddict", "parameters"]
+    target: Callable[..., object]  # the class (or function) itself
     fields: tuple[FieldInfo, ...]
+    # A model's constructor from its published names (``_pydantic``); dataclasses use target.
+    build: Callable[..., object] | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -186,6 +259,38 @@ class EnumInfo:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
+class TagInfo:
+    """The field that tells an object union's arms apart: its published name, and per arm the
+    field's attribute and ``Literal`` members (disjoint under JSON equality)."""
+
+    name: str
+    attrs: tuple[str, ...]
+    values: tuple[tuple[str | int | bool, ...], ...]
+
+    def arm_of(self) -> Callable[[object], int]:
+        """A lookup from a JSON value to the arm whose member it equals, or -1: one table per
+        JSON kind, as ``True == 1`` and ``1.0 == 1``."""
+        tables: dict[type, dict[object, int]] = {str: {}, int: {}, bool: {}}
+        for arm, members in enumerate(self.values):
+            for member in members:
+                tables[type(member)][member] = arm
+        strings, numbers, booleans = tables[str], tables[int], tables[bool]
+
+        def find(value: object) -> int:
+            if value is True or value is False:
+                return booleans.get(value, -1)
+            if isinstance(value, str):
+                return strings.get(value, -1)
+            if isinstance(value, Decimal):
+                return numbers.get(value, -1) if value.is_finite() else -1
+            if isinstance(value, int):
+                return numbers.get(value, -1)
+            return -1
+
+        return find
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class TypeModel:
     """An analysed type: the root and every named type it reaches, in discovery order."""
 
@@ -193,3 +298,4 @@ class TypeModel:
     named: tuple[ObjectInfo | EnumInfo, ...]
     refcounts: tuple[int, ...]  # uses of each named type
     recursive: frozenset[int]  # named types that reach themselves
+    tags: tuple[TagInfo, ...] = ()  # one per object union

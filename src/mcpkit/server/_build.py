@@ -78,6 +78,9 @@ class EngineSettings:
     (``Server.configured``); built from the registry when ``None``."""
     task_store: TaskStore | None = None
     """Where tasks live; required when a tool may run as a task (never chosen by itself)."""
+    debug: bool = False
+    """Development mode: a handler's unexpected exception is answered -32603 with its type
+    name in ``data.exceptionType`` (never its message).  ``Server`` allows it on loopback only."""
 
 
 _NEEDS_KEYRING = (
@@ -253,6 +256,7 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
         admission=settings.admission,
         sessions=sessions,
         events=events,
+        debug=settings.debug,
     )
 
 
@@ -292,4 +296,4 @@ def _task_runner(registry: EndpointRegistry, settings: EngineSettings) -> TaskRu
     for method in ("create", "get", "finish", "expire", "interrupted"):
         if not callable(getattr(store, method, None)):
             raise ConfigurationError("task_store must be a TaskStore (SqliteTaskStore, ...)")
-    return TaskRunner(store, settings.limits)
+    return TaskRunner(store, settings.limits, debug=settings.debug)

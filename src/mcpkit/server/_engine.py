@@ -10,8 +10,9 @@ notifications, or an empty 202 for a notification or a response.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Final
 
 from mcpkit._grammar import OWS_CHARS
@@ -33,6 +34,7 @@ from mcpkit.server._conversation import STATELESS
 from mcpkit.server._deployment import Deployment
 from mcpkit.server._events import EventStore
 from mcpkit.server._http import HttpExchange, HttpRequest
+from mcpkit.server._lifespans import Lifespans
 from mcpkit.server._listen import SubscriptionAuthorizer
 from mcpkit.server._operations import Operations
 from mcpkit.server._pipeline import Answer, Pipeline
@@ -54,6 +56,26 @@ _PREFLIGHT_HEADERS: Final = (
     "content-type, accept, authorization, mcp-protocol-version, mcp-method, mcp-name"
 )
 
+
+class _NoEndpoint(InvalidRequest):
+    message = (
+        "No MCP endpoint at this path. An endpoint answers at its declared path (such as "
+        "/mcp); when the app is mounted under a prefix, at the prefix followed by that path "
+        "(/ai/mcp under /ai)."
+    )
+
+
+class _HostNotAllowed(InvalidRequest):
+    message = (
+        "This Host header is not allowed; add the name to allowed_hosts (or --allowed-host), "
+        "or use the address and port the server listens on."
+    )
+
+
+# The bodies of the 404 and 421 answers: fixed, written once, never naming the path or host
+# the client sent (a JSON-RPC error without an id, as the 413 answer is).
+_NOT_FOUND: Final = error_message(None, _NoEndpoint())
+_MISDIRECTED: Final = error_message(None, _HostNotAllowed())
 
 _HOST: Final = re.compile(
     r"(?P<name>\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::(?P<port>[0-9]{1,5}))?",
@@ -89,6 +111,7 @@ class Engine:
         admission: AdmissionController | None,
         sessions: SessionStore | None = None,
         events: EventStore | None = None,
+        debug: bool = False,
     ) -> None:
         self.deployment = deployment
         # Each endpoint's runtime under its exact path, so routing is one dict lookup; the
@@ -112,12 +135,15 @@ class Engine:
             events=events,
             audience=deployment.audience,
             authorizer=authorizer,
+            debug=debug,
         )
         self._session_routes = None if sessions is None else SessionRoutes(self.pipeline, limits)
         self._limits = limits
         self._allowed_hosts = allowed_hosts
         self._hosts: dict[tuple[str, int | None], int] = {}
         self.port = port
+        self._lifespans = Lifespans()
+        self._running = 0  # nested running() contexts
         self._cors = cors
 
     @property
@@ -146,9 +172,11 @@ class Engine:
         return await self.operations.executor.drain(budget, hurry=hurry)
 
     async def startup(self) -> None:
-        """Everything was built with the server; only reopen the executors if an earlier
+        """Enter the endpoints' lifespans (their state is every handler's ``ctx.state``);
+        everything else was built with the server, so only reopen the executors if an earlier
         lifespan shut them down or drained them, and recover the tasks a previous process
         left running."""
+        self.operations.states = await self._lifespans.enter(self.registry)
         self.pipeline.stopping = False
         self.operations.executor.start()
         tasks = self.operations.tasks
@@ -156,11 +184,27 @@ class Engine:
             tasks.executor.start()
             await tasks.ready()
 
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[Engine]:
+        """:meth:`startup` on entry, :meth:`shutdown` on exit (stdio, ``Server.lifespan``);
+        nested uses start and stop once, with the outermost."""
+        self._running += 1
+        try:
+            if self._running == 1:
+                await self.startup()
+            yield self
+        finally:
+            self._running -= 1
+            if self._running == 0:
+                await self.shutdown()
+
     async def shutdown(self) -> None:
         self.operations.executor.shutdown()
         tasks = self.operations.tasks
         if tasks is not None:
             await tasks.shutdown()
+        self.operations.states = {}
+        await self._lifespans.leave()  # after the handlers that use the state have stopped
 
     def _resume(self, record: TaskRecord) -> Work | None:
         """The work of a managed task to run again after a restart, from its stored call:
@@ -245,7 +289,7 @@ class Engine:
             raise Answer(413, message=error_message(None, InvalidRequest()))
         runtime = self._routes.get(request.raw_path)
         if runtime is None:
-            raise Answer(404)
+            raise Answer(404, message=_NOT_FOUND)
         host = fields.raw("host")
         port = request.server_port or self.port
         # Exactly one ``Host`` (``None`` when absent or repeated): a value seen before (the
@@ -256,7 +300,7 @@ class Engine:
         if status is None:
             status = self._judge_host(host, port)
         if status:
-            raise Answer(status)
+            raise Answer(status, message=_MISDIRECTED if status == 421 else None)
         origin = fields.get("origin")
         if origin is not None:
             if self._cors is None or not self._cors.allows(origin, request):

@@ -60,6 +60,7 @@ from mcpkit.model import (
     structured_result,
 )
 from mcpkit.protocol import (
+    HandlerFailure,
     call_tool_result,
     get_prompt_result,
     profile,
@@ -160,7 +161,8 @@ _NAMED: Final = frozenset({"tools/call", "prompts/get"})
 def _guard(error: BaseException, ctx: object) -> ProtocolError:
     """The wire error for whatever a handler raised: a ``ProtocolError`` as it is, anything
     else the fixed -32603, logged once with where it happened and the traceback's frames (the
-    client gets no detail)."""
+    client gets no detail; development mode adds the exception's type name, see
+    ``HandlerFailure``)."""
     if isinstance(error, ProtocolError):
         return error
     if isinstance(error, Cancelled):
@@ -176,7 +178,7 @@ def _guard(error: BaseException, ctx: object) -> ProtocolError:
         frames,
         type(error).__qualname__,
     )
-    return InternalError()
+    return HandlerFailure(type(error).__name__)
 
 
 def _check_binary(blocks: Iterable[object], limits: Limits) -> None:
@@ -294,7 +296,8 @@ def _recognise_tool(
         return _created(call, returned)
     raise _contract_failure(
         f"the handler of {_where(call.ctx)} returned {type(returned).__name__}; a tool without "
-        "a declared output type returns CompleteResult or InputRequiredResult"
+        "a declared output type returns CompleteResult or InputRequiredResult (or a str, when "
+        "its function is annotated -> str)"
     )
 
 

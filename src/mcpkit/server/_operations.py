@@ -11,7 +11,7 @@ import dataclasses
 import functools
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
 from typing import Final
 
@@ -34,6 +34,7 @@ from mcpkit.model import (
     CachePolicy,
     Completion,
     InvocationFeatures,
+    Lifespan,
     ProgressReporter,
     RequestContext,
     RequestLogger,
@@ -90,6 +91,7 @@ from mcpkit.server._invoke import (
     tool_job,
     value_job,
 )
+from mcpkit.server._lifespans import NOT_STARTED
 from mcpkit.server._listen import LISTEN, read_listen
 from mcpkit.server._params import (
     CompletionArgs,
@@ -151,6 +153,8 @@ class Operations:
         self.gate = gate
         self.interceptor = interceptor
         self.sanitizer = sanitizer
+        self.states: Mapping[Lifespan, object] = {}
+        """What each endpoint lifespan yielded, while the server runs (``Engine.startup``)."""
 
     def dispatch(self, call: Call) -> Awaitable[bytes]:
         """Answer ``call``: the operation's coroutine, to await for the encoded response;
@@ -248,8 +252,10 @@ class Operations:
         """The handler's view of the request, from values already validated (no re-checks)."""
         meta = call.meta
         conversation = call.conversation  # a 2025 session remembers what initialize said
+        endpoint = call.runtime.endpoint
+        lifespan = endpoint.lifespan
         return server_context(
-            endpoint=call.runtime.endpoint,
+            endpoint=endpoint,
             revision=call.revision,
             method=call.method,
             request_id=call.request_id,
@@ -265,6 +271,7 @@ class Operations:
             trace=meta.trace,
             identity=call.identity,
             http_request=call.http,
+            state=None if lifespan is None else self.states.get(lifespan, NOT_STARTED),
         )
 
     def _features(

@@ -203,8 +203,11 @@ class Pipeline:
         events: EventStore | None = None,
         audience: Audience | None = None,
         authorizer: SubscriptionAuthorizer | None = None,
+        debug: bool = False,
     ) -> None:
         self.operations = operations
+        self.debug = debug
+        """Development mode: a handler's unexpected exception is answered with its type name."""
         self.audience = audience if audience is not None else Audience(limits)
         """Who hears of which change: the sessions and listeners of this node."""
         self._authorizer = authorizer
@@ -336,7 +339,7 @@ class Pipeline:
                 if not isinstance(error, ProtocolError):
                     log.error("mcpkit: request failed with %s", type(error).__name__)
                     error = InternalError()
-                status, written = wire_error(error, revision)
+                status, written = wire_error(error, revision, debug=self.debug)
                 await channel.finish(status, error_message(request_id, written))
                 return
             finally:

@@ -62,12 +62,12 @@ _SWEEP_SECONDS: Final = 60.0
 """The longest time between two sweeps of expired tasks (shorter for a short TTL)."""
 
 
-def failure(error: BaseException) -> bytes:
+def failure(error: BaseException, *, debug: bool = False) -> bytes:
     """The stored error object of a task that failed with ``error`` (anything that is not a
-    ``ProtocolError`` is the fixed internal error)."""
+    ``ProtocolError`` is the fixed internal error; ``debug``: development mode)."""
     if not isinstance(error, ProtocolError):
         error = InternalError()
-    _, written = wire_error(error, Revision.V2026_07_28)
+    _, written = wire_error(error, Revision.V2026_07_28, debug=debug)
     return error_object(written)
 
 
@@ -140,9 +140,11 @@ class TaskRunner:
     """The server's tasks: creates them in the store, runs managed ones, relays cancellation
     and answers to the work that waits for them, and removes expired ones."""
 
-    def __init__(self, store: TaskStore, limits: Limits) -> None:
+    def __init__(self, store: TaskStore, limits: Limits, *, debug: bool = False) -> None:
         self.store = store
         self.limits = limits
+        self.debug = debug
+        """Development mode: a handler's unexpected exception is stored with its type name."""
         self.executor = Executor(
             slots=limits.max_running_tasks, queue=limits.max_tasks, thread_name_prefix="mcpkit-task"
         )
@@ -249,7 +251,9 @@ class TaskRunner:
             else:
                 await self.store.finish(key, TaskStatus.COMPLETED, result=outcome)
         else:
-            await self.store.finish(key, TaskStatus.FAILED, error=failure(outcome))
+            await self.store.finish(
+                key, TaskStatus.FAILED, error=failure(outcome, debug=self.debug)
+            )
         self._tell(key)
 
     async def ask(

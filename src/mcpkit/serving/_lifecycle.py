@@ -7,7 +7,8 @@ accepting connections, closes idle ones, lets the engine refuse new requests (50
 ``Retry-After``) while the admitted calls finish within ``drain_seconds``, answers those still
 running with the JSON-RPC overload error on their own response (their tokens cancelled), and
 only then lets uvicorn finish.  A connection whose client still does not take its answer after
-a short grace is aborted.  One log line when stopping starts and one summary at the end.
+a short grace is aborted.  One log line when stopping starts with calls in flight, and one
+summary at the end.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import asyncio
 import contextlib
 import logging
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 import uvicorn
@@ -33,6 +34,10 @@ are still busy are aborted."""
 _POLL: Final = 0.05
 
 
+def _nothing() -> None:
+    """No start-up hook."""
+
+
 class GracefulServer(uvicorn.Server):
     """A ``uvicorn.Server`` whose shutdown drains ``engine`` first (module docstring)."""
 
@@ -41,6 +46,13 @@ class GracefulServer(uvicorn.Server):
         self._engine = engine
         self._drain_seconds = drain_seconds
         self.reraise_signals = True
+        self.on_started: Callable[[], object] = _nothing
+        """Called once serving: the sockets listen and the application has started."""
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        # uvicorn's start-up exits rather than returns when it fails.
+        await super().startup(sockets)
+        self.on_started()
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -63,11 +75,12 @@ class GracefulServer(uvicorn.Server):
             connection.shutdown()  # idle ones close now, busy ones after their response
         engine = self._engine
         in_flight = engine.calls
-        log.info(
-            "mcpkit: stopping: %d call(s) in flight, draining for up to %g s",
-            in_flight,
-            self._drain_seconds,
-        )
+        if in_flight:  # otherwise the summary below follows at once
+            log.info(
+                "mcpkit: stopping: %d call(s) in flight, draining for up to %g s",
+                in_flight,
+                self._drain_seconds,
+            )
         cut = await engine.drain(self._drain_seconds, hurry=lambda: self.force_exit)
         loop = asyncio.get_running_loop()
         end = loop.time() + _ANSWER_GRACE  # ends as soon as every answer is out

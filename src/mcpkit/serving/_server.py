@@ -6,22 +6,28 @@ is the same as a coroutine on the caller's loop;
 ``asgi()`` returns the pure ASGI app to mount in any ASGI host; ``run_stdio()`` serves one
 endpoint over stdin and stdout.  The default bind is 127.0.0.1:8000; binding anything else
 requires an explicit ``allowed_hosts`` list.
+
+``run()`` and ``serve()`` bind the listening socket before anything else (a busy port is an
+``OSError`` at once), and once uvicorn serves on it they log each endpoint's URL on the
+``mcpkit`` logger (INFO): ``mcpkit: serving NAME VERSION at http://HOST:PORT/PATH``.
 """
 
 from __future__ import annotations
 
-import asyncio
+import errno
 import importlib.util
 import ipaddress
 import logging
 import re
-from collections.abc import Collection, Iterable, Sequence
+import socket
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Final, Literal, TypeAlias
 
 from mcpkit.errors import ConfigurationError
 from mcpkit.limits import DEFAULT_LIMITS, Limits
-from mcpkit.model import CachePolicy, Endpoint, EndpointRegistry
+from mcpkit.model import CachePolicy, Endpoint, EndpointBuilder, EndpointRegistry
 from mcpkit.protocol import DEFAULT_PAGE_SIZE
 from mcpkit.server import (
     AdmissionController,
@@ -60,6 +66,12 @@ accepts a burst at once.  ``"uvloop"`` suits deployments whose clients keep thei
 _EVENT_LOOPS: Final = ("asyncio", "uvloop")
 
 
+_BIND_HINTS: Final = {
+    errno.EADDRINUSE: " (another process listens there: stop it or choose another port)",
+    errno.EADDRNOTAVAIL: " (not an address of this machine: choose one it has, or 127.0.0.1)",
+    errno.EACCES: " (a port below 1024 needs privileges: choose a higher port)",
+}
+
 _HOST_NAME: Final = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?", re.ASCII)
 
 
@@ -72,8 +84,8 @@ def _is_host(host: str) -> bool:
 
 
 def registry_of(target: object) -> EndpointRegistry:
-    """An ``EndpointRegistry`` from a registry, an ``Endpoint``, an ``@endpoint`` class or a
-    list or tuple of endpoints and classes."""
+    """An ``EndpointRegistry`` from a registry, an ``Endpoint``, an ``EndpointBuilder``, an
+    ``@endpoint`` class or a list or tuple of those."""
     if isinstance(target, EndpointRegistry):
         return target
     items: Sequence[object] = target if isinstance(target, (list, tuple)) else (target,)
@@ -81,21 +93,23 @@ def registry_of(target: object) -> EndpointRegistry:
     for item in items:
         if isinstance(item, Endpoint):
             endpoints.append(item)
+        elif isinstance(item, EndpointBuilder):
+            endpoints.append(item.endpoint)
         elif isinstance(item, type):
             endpoints.extend(EndpointRegistry.from_classes(item))
         else:
             raise ConfigurationError(
-                "Server: serve an EndpointRegistry, an Endpoint, an @endpoint class or a list "
-                "of them"
+                "Server: serve an EndpointRegistry, an Endpoint, an EndpointBuilder, an @endpoint "
+                "class or a list of them"
             )
     return EndpointRegistry.from_endpoints(endpoints)
 
 
-async def _serving(server: Any) -> None:
-    """uvicorn's ``serve()``, except that a failure to start (a busy port, a failed lifespan
+async def _serving(server: Any, sockets: list[socket.socket]) -> None:
+    """uvicorn's ``serve()`` on ``sockets``, except that a failure to start (a failed lifespan
     start-up) is an ``OSError`` for the caller rather than ``SystemExit`` out of its loop."""
     try:
-        await server.serve()
+        await server.serve(sockets)
     except SystemExit:
         raise OSError("mcpkit: the HTTP server could not start") from None
 
@@ -110,6 +124,7 @@ class _Settings:
     port: int
     loop: EventLoop
     drain_seconds: float
+    debug: bool
     engine: EngineSettings
     """The engine's part; its ``port`` is ``port``, or ``None`` while that is 0 (the real port
     is known once bound)."""
@@ -122,6 +137,7 @@ def _check(
     limits: Limits,
     loop: EventLoop,
     drain_seconds: float,
+    debug: bool,
 ) -> None:
     """The constructor's refusals, in its order; ``configured()`` applies them again, as the
     values it changes are the caller's."""
@@ -132,7 +148,8 @@ def _check(
     if host not in _LOOPBACK and not allowed_hosts:
         raise ConfigurationError(
             "Server: binding a non-loopback host requires allowed_hosts (the Host names "
-            "clients use), so that DNS rebinding cannot reach the server"
+            "clients use; mcpkit serve --allowed-host NAME), so that DNS rebinding cannot reach "
+            "the server"
         )
     if not isinstance(limits, Limits):
         raise ConfigurationError("Server: limits must be a Limits")
@@ -146,10 +163,23 @@ def _check(
         or not 0 <= drain_seconds <= 3_600
     ):
         raise ConfigurationError("Server: drain_seconds must be a number from 0 to 3600")
+    if not isinstance(debug, bool):
+        raise ConfigurationError("Server: debug must be True or False")
+    if debug and host not in _LOOPBACK:
+        raise ConfigurationError(
+            "Server: debug=True tells clients the type of a handler's exception; it is for "
+            "development on a loopback host only (127.0.0.1, localhost or ::1)"
+        )
 
 
 class Server:
-    """An MCP server for one registry; see the module docstring."""
+    """An MCP server for one registry; see the module docstring.
+
+    ``debug=True`` is development mode: a handler's unexpected exception is answered -32603
+    with the exception's type name in ``data.exceptionType`` (never its message, which may
+    hold what the client sent).  It is refused unless ``host`` is loopback; an application
+    that mounts ``asgi()`` in a host of its own is responsible for serving it only to itself.
+    """
 
     engine: Engine
 
@@ -177,9 +207,10 @@ class Server:
         task_store: TaskStore | None = None,
         loop: EventLoop = "asyncio",
         drain_seconds: float = 30.0,
+        debug: bool = False,
     ) -> None:
         hosts = tuple(allowed_hosts)  # once: it may be an iterator
-        _check(host, port, hosts, limits, loop, drain_seconds)
+        _check(host, port, hosts, limits, loop, drain_seconds, debug)
         registry = registry_of(target)
         engine = EngineSettings(
             limits=limits,
@@ -199,11 +230,17 @@ class Server:
             events=events,
             subscription_authorizer=subscription_authorizer,
             task_store=task_store,
+            debug=debug,
         )
         self._build(
             registry,
             _Settings(
-                host=host, port=port, loop=loop, drain_seconds=float(drain_seconds), engine=engine
+                host=host,
+                port=port,
+                loop=loop,
+                drain_seconds=float(drain_seconds),
+                debug=debug,
+                engine=engine,
             ),
         )
 
@@ -236,6 +273,16 @@ class Server:
         return self._settings.drain_seconds
 
     @property
+    def debug(self) -> bool:
+        """Development mode (the class docstring)."""
+        return self._settings.debug
+
+    @property
+    def allowed_hosts(self) -> frozenset[str]:
+        """The ``Host`` names accepted besides the loopback ones."""
+        return self._settings.engine.allowed_hosts
+
+    @property
     def task_store(self) -> TaskStore | None:
         """Where the server keeps its tasks (``None`` when no tool may run as a task)."""
         return self._settings.engine.task_store
@@ -251,9 +298,13 @@ class Server:
         loop: EventLoop | None = None,
         drain_seconds: float | None = None,
         task_store: TaskStore | None = None,
+        allowed_hosts: Iterable[str] | None = None,
+        debug: bool | None = None,
     ) -> Server:
-        """The same server on another address, loop or drain budget, or with another task
-        store (what ``mcpkit serve --host/--port/--loop/--drain/--tasks-db`` uses), with a new
+        """The same server on another address, loop or drain budget, with other allowed hosts
+        (in place of its own), in or out of development mode, or with another task store (what
+        ``mcpkit serve --host/--port/--loop/--drain/--allowed-host/--debug/--tasks-db`` uses),
+        with a new
         engine (the port is one of its settings) over the same endpoints, session and event
         stores and broadcaster: an application that calls ``swap`` or
         ``notify_resource_updated`` on this server reaches the clients of the new one.  The
@@ -265,7 +316,9 @@ class Server:
         port = now.port if port is None else port
         loop = now.loop if loop is None else loop
         drain = now.drain_seconds if drain_seconds is None else drain_seconds
-        _check(host, port, now.engine.allowed_hosts, now.engine.limits, loop, drain)
+        hosts = now.engine.allowed_hosts if allowed_hosts is None else tuple(allowed_hosts)
+        debug = now.debug if debug is None else debug
+        _check(host, port, hosts, now.engine.limits, loop, drain, debug)
         server = Server.__new__(Server)  # the settings are checked and whole: no __init__
         server._build(
             self.registry,
@@ -275,9 +328,12 @@ class Server:
                 port=port,
                 loop=loop,
                 drain_seconds=float(drain),
+                debug=debug,
                 engine=replace(
                     now.engine,
+                    allowed_hosts=frozenset(hosts),
                     port=port or None,
+                    debug=debug,
                     sessions=self.engine.pipeline.sessions,
                     broadcaster=self.engine.broadcaster,
                     events=self.engine.pipeline.events,
@@ -334,6 +390,16 @@ class Server:
             raise TypeError("notify_resource_updated: uri must be a str")
         self.engine.broadcaster.publish(Change(ChangeKind.RESOURCE, uri=uri))
 
+    @asynccontextmanager
+    async def lifespan(self, app: object = None) -> AsyncIterator[None]:
+        """The server's start and stop (the endpoints' lifespans, task recovery) as an async
+        context manager, for an app that mounts :meth:`asgi` where ASGI lifespan events do not
+        reach it: ``FastAPI(lifespan=server.lifespan)``, or ``async with
+        server.lifespan(app):`` inside the host app's own lifespan.  ``app`` is ignored, and
+        nothing is yielded: Starlette merges a yielded value into the host app's state."""
+        async with self.engine.running():
+            yield
+
     def asgi(self) -> McpApp:
         """The pure ASGI app; it needs no lifespan events and mounts anywhere."""
         return self._app
@@ -373,29 +439,79 @@ class Server:
 
         return GracefulServer(config, self.engine, self.drain_seconds)
 
-    async def serve(self) -> None:
+    def _listen(self) -> list[socket.socket]:
+        """The sockets to listen on, one for each address ``host`` resolves to, as asyncio's
+        ``create_server`` makes them (TCP, an IPv6 one for IPv6 only): bound before uvicorn
+        starts, so that a busy port or a wrong address fails here, before anything claims to
+        serve; listening only once the application has started (uvicorn's ``create_server``),
+        so that a client that can connect is served at once.  With port 0 every address gets
+        the port the first one got."""
+        listeners: list[socket.socket] = []
+        port = self.port
+        try:
+            found = socket.getaddrinfo(
+                self.host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+            )
+            for family, kind, proto, _, address in dict.fromkeys(found):
+                listener = socket.socket(family, kind, proto)
+                listeners.append(listener)
+                listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                if family == socket.AF_INET6:
+                    listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                listener.bind((address[0], port, *address[2:]))
+                port = listener.getsockname()[1]
+        except OSError as error:
+            for listener in listeners:
+                listener.close()
+            hint = _BIND_HINTS.get(error.errno or 0, "")
+            raise OSError(
+                error.errno,
+                f"Server: cannot listen on {self.where()}: {error.strerror}{hint}",
+            ) from None
+        return listeners
+
+    def _announce(self, port: int, started: Callable[[], object] | None) -> None:
+        """Once uvicorn serves on ``port``: the port learnt (when 0 was asked for), each
+        endpoint's URL on the log, then the caller's hook."""
+        if self.port == 0:
+            self.engine.port = port
+        where = self.where()
+        for endpoint in self.registry:
+            info = endpoint.implementation
+            log.info("mcpkit: serving %s %s at %s%s", info.name, info.version, where, endpoint.path)
+        if started is not None:
+            started()
+
+    async def serve(self, *, started: Callable[[], object] | None = None) -> None:
         """Serve HTTP until cancelled or signalled (the async form of ``run``, on the running
-        loop whatever ``loop`` says)."""
+        loop whatever ``loop`` says).  ``started`` is called once it serves."""
         server = self._uvicorn()
-        task = asyncio.ensure_future(_serving(server))
-        while not server.started and not task.done():
-            await asyncio.sleep(0.01)
-        if server.started and self.port == 0:
-            self.engine.port = server.servers[0].sockets[0].getsockname()[1]
-        if server.started:
-            log.info("mcpkit: serving %d endpoint(s) on %s", len(self.registry), self.where())
-        await task
+        listeners = self._listen()
+        server.on_started = lambda: self._announce(listeners[0].getsockname()[1], started)
+        try:
+            await _serving(server, listeners)
+        finally:
+            for listener in listeners:
+                listener.close()
 
     def where(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.engine.port or self.port}"
 
-    def run(self) -> None:
+    def run(self, *, started: Callable[[], object] | None = None) -> None:
         """Serve HTTP in the foreground until SIGTERM or SIGINT, then stop gracefully (calls
-        in flight get ``drain_seconds`` to finish) and return."""
+        in flight get ``drain_seconds`` to finish) and return.  ``started`` is called once it
+        serves (after the endpoints' URLs are logged); a socket that cannot be bound is an
+        ``OSError`` before that."""
         server = self._uvicorn()
         server.reraise_signals = False
-        server.run()
+        listeners = self._listen()
+        server.on_started = lambda: self._announce(listeners[0].getsockname()[1], started)
+        try:
+            server.run(listeners)
+        finally:
+            for listener in listeners:  # uvicorn closes them once it served, not if it failed
+                listener.close()
 
     def stdio_connection(self, path: str | None = None) -> StdioConnection:
         """A stdio session for the endpoint at ``path`` (the only endpoint by default)."""
@@ -418,5 +534,7 @@ class Server:
 
         self.stdio_connection(path)  # refuse a bad path before touching stdin
         return run_stdio(
-            lambda: self.stdio_connection(path), max_line_bytes=self.engine.limits.max_request_bytes
+            lambda: self.stdio_connection(path),
+            max_line_bytes=self.engine.limits.max_request_bytes,
+            running=self.engine.running,
         )

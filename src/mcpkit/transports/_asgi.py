@@ -1,4 +1,4 @@
-"""Streamable HTTP as a pure ASGI 3 application (docs/server.md §3).
+"""Streamable HTTP as a pure ASGI 3 application (docs/design/server.md §3).
 
 ``McpApp`` moves bytes between an ASGI server and the engine: it reads the body up to the
 engine's limit, reports a client that went away, and writes what the engine tells it to.  It

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
+import contextlib
 import logging
 import os
 import select
@@ -24,6 +25,7 @@ import stat
 import sys
 import threading
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Final
 
 from mcpkit.server._http import StdioHandler
@@ -297,9 +299,15 @@ async def serve_stdio(
     return cut_off > 0
 
 
-def run_stdio(handler_factory: Callable[[], StdioHandler], *, max_line_bytes: int) -> bool:
+def run_stdio(
+    handler_factory: Callable[[], StdioHandler],
+    *,
+    max_line_bytes: int,
+    running: Callable[[], AbstractAsyncContextManager[object]] | None = None,
+) -> bool:
     """Serve one handler over this process's stdin and stdout until stdin closes (blocking);
-    return whether requests still running after the grace period were cut off.
+    return whether requests still running after the grace period were cut off.  ``running``
+    (the server's start and stop, lifespans included) is entered around the serving.
 
     While serving, both ``sys.stdout`` and file descriptor 1 point at stderr, so a stray
     ``print()``, a library or a child process cannot corrupt the protocol stream; messages go to
@@ -312,7 +320,7 @@ def run_stdio(handler_factory: Callable[[], StdioHandler], *, max_line_bytes: in
     sys.stdout = sys.stderr
     try:
         with asyncio.Runner(loop_factory=_loop_factory()) as runner:
-            return runner.run(_serve_process(handler_factory, out_fd, max_line_bytes))
+            return runner.run(_serve_process(handler_factory, out_fd, max_line_bytes, running))
     finally:
         sys.stdout = saved_stdout
         os.dup2(out_fd, 1)
@@ -329,7 +337,10 @@ def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
 
 
 async def _serve_process(
-    handler_factory: Callable[[], StdioHandler], out_fd: int, max_line_bytes: int
+    handler_factory: Callable[[], StdioHandler],
+    out_fd: int,
+    max_line_bytes: int,
+    running: Callable[[], AbstractAsyncContextManager[object]] | None = None,
 ) -> bool:
     """Wire fd 0 and ``out_fd`` to :func:`serve_stdio`, and undo what the loop changed."""
     loop = asyncio.get_running_loop()
@@ -349,8 +360,9 @@ async def _serve_process(
         await loop.run_in_executor(output, _write_all, out_fd, data)
 
     try:
-        handler = handler_factory()
-        return await serve_stdio(handler, reader, write_bytes, max_line_bytes=max_line_bytes)
+        async with contextlib.nullcontext() if running is None else running():
+            handler = handler_factory()
+            return await serve_stdio(handler, reader, write_bytes, max_line_bytes=max_line_bytes)
     finally:
         transport.close()
         output.shutdown(wait=True)

@@ -112,41 +112,65 @@ def _adapter(
     cls, provider, function = target.cls, target.provider, target.function
     framework = method.framework
 
-    def call(ctx: RequestContext, features: InvocationFeatures, kwargs: dict[str, Any]) -> Any:
-        for name, inject in framework:
-            kwargs[name] = inject.value_for(ctx, features)
-        if cls is None:
+    if cls is None:
+
+        def call(ctx: RequestContext, features: InvocationFeatures, kwargs: dict[str, Any]) -> Any:
+            for name, inject in framework:
+                kwargs[name] = inject.value_for(ctx, features)
             return function(**kwargs)
-        return function(provider(cls), **kwargs)  # a new instance per invocation
+
+    else:
+
+        def call(ctx: RequestContext, features: InvocationFeatures, kwargs: dict[str, Any]) -> Any:
+            for name, inject in framework:
+                kwargs[name] = inject.value_for(ctx, features)
+            return function(provider(cls), **kwargs)  # a new instance per invocation
 
     handler: Callable[..., Any]
     if convert is None:
         if method.is_async:
 
             async def handler(ctx: RequestContext, features: InvocationFeatures) -> Any:
-                return finish(ctx, await call(ctx, features, {}))
+                return await call(ctx, features, {})
 
         else:
 
             def handler(ctx: RequestContext, features: InvocationFeatures) -> Any:
-                return finish(ctx, call(ctx, features, {}))
+                return call(ctx, features, {})
 
     elif method.is_async:
 
         async def handler(ctx: RequestContext, value: Any, features: InvocationFeatures) -> Any:
-            return finish(ctx, await call(ctx, features, convert(value)))
+            return await call(ctx, features, convert(value))
 
     else:
 
         def handler(ctx: RequestContext, value: Any, features: InvocationFeatures) -> Any:
-            return finish(ctx, call(ctx, features, convert(value)))
+            return call(ctx, features, convert(value))
 
+    if finish is not _as_is:  # only a shorthand return pays for the extra call
+        handler = _finished(handler, finish, method.is_async)
     handler.__name__ = function.__name__
     handler.__qualname__ = function.__qualname__
     if method.is_async:
-        # Its only await is the method's coroutine (framework values are plain calls).
+        # Its only await is the function's coroutine (framework values are plain calls).
         only_awaits(handler, function)
     return handler
+
+
+def _finished(base: Callable[..., Any], finish: Finish, is_async: bool) -> Callable[..., Any]:
+    """``base`` with ``finish`` applied to what it returns."""
+    if is_async:
+
+        async def finished_async(ctx: RequestContext, *args: Any) -> Any:
+            return finish(ctx, await base(ctx, *args))
+
+        return finished_async
+
+    def finished(ctx: RequestContext, *args: Any) -> Any:
+        return finish(ctx, base(ctx, *args))
+
+    return finished
 
 
 def _tool_arguments(arguments: ToolArguments[Mapping[str, Any]]) -> dict[str, Any]:

@@ -97,15 +97,11 @@ Finish = Callable[[RequestContext, Any], Any]
 """Turns what a function returned into what its registration's handler returns."""
 
 
-def _as_is(ctx: RequestContext, value: Any) -> Any:
-    return value
-
-
 def _adapter(
     target: Target,
     method: Method,
     convert: Callable[[Any], dict[str, Any]] | None,
-    finish: Finish = _as_is,
+    finish: Finish | None = None,
 ) -> Callable[..., Any]:
     """The registration's handler: ``(ctx, x, features)``, or ``(ctx, features)`` when
     ``convert`` is ``None`` (an exact resource); async exactly when the function is."""
@@ -148,7 +144,7 @@ def _adapter(
         def handler(ctx: RequestContext, value: Any, features: InvocationFeatures) -> Any:
             return call(ctx, features, convert(value))
 
-    if finish is not _as_is:  # only a shorthand return pays for the extra call
+    if finish is not None:  # only a shorthand return pays for the extra call
         handler = _finished(handler, finish, method.is_async)
     handler.__name__ = function.__name__
     handler.__qualname__ = function.__qualname__
@@ -226,7 +222,7 @@ def tool_registration(
         model = derive_input(target.function, excluded=method.framework_hints)
     except SchemaError as error:
         raise SchemaError(f"{label}: {error}") from error
-    handler = _adapter(target, method, _tool_arguments, _tool_text if text else _as_is)
+    handler = _adapter(target, method, _tool_arguments, _tool_text if text else None)
     common: dict[str, Any] = {
         "name": spec.name,
         "revisions": operation_revisions(label, spec.revisions, served),
@@ -315,7 +311,7 @@ def prompt_registration(
     return PromptRegistration.create(
         name=spec.name,
         revisions=operation_revisions(label, spec.revisions, served),
-        handler=_adapter(target, method, convert, _prompt_messages if shorthand else _as_is),
+        handler=_adapter(target, method, convert, _prompt_messages if shorthand else None),
         arguments=declared,
         title=spec.title,
         description=spec.description,
@@ -355,7 +351,7 @@ def resource_registration(
     template = is_template(spec.uri)
     label = f"resource {'template ' if template else ''}{spec.uri!r}"
     method = target.read(label)
-    finish: Finish = _as_is
+    finish: Finish | None = None
     if method.result is str or method.result is bytes:
         finish = _resource_contents(spec.mime_type)
     else:

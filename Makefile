@@ -13,7 +13,7 @@ STAMP := $(VENV)/install.stamp
 C_SOURCES := $(wildcard src/mcpkit/json/*.c src/mcpkit/json/*.h)
 PYTEST_COV := --cov=mcpkit --cov-branch --cov-report=term-missing
 
-.PHONY: venv run test conformance bench bench-http soak fuzz clean
+.PHONY: venv run test browser conformance bench bench-http soak fuzz clean
 
 venv: $(STAMP)
 
@@ -33,6 +33,7 @@ test: venv
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet -d build/site
+	$(MAKE) --no-print-directory browser
 	$(PY) -m pytest $(PYTEST_COV)
 	if [ -d tests/json ]; then \
 		MCPKIT_PURE_PYTHON=1 $(PY) -m pytest tests/json $(PYTEST_COV) --cov-append; \
@@ -40,17 +41,29 @@ test: venv
 	$(MAKE) --no-print-directory fuzz FUZZ_ITERATIONS=50000
 	$(MAKE) --no-print-directory conformance
 
+# Headless Chromium, the Debian package, for the MCP Apps browser test
+# (tests/test_example_apps_browser.py, which fails without it): installed with apt-get when
+# missing and running as root; otherwise install it yourself (apt-get install chromium).
+browser:
+	@if ! command -v chromium >/dev/null && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; \
+	then export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq \
+		--no-install-recommends chromium; fi
+	@command -v chromium >/dev/null || { echo "make browser: install chromium (apt-get install chromium)"; exit 1; }
+
 # The official MCP conformance suite against examples/everything.py, started afresh for each
 # run by tools/run_conformance.py (which installs Node >= 22 and the pinned harness into
 # build/conformance-cache on first use).  Scenarios that fail today for a known reason are
 # listed, with that reason, in conformance/expected-failures.<revision>.yml; anything else
 # failing, or a listed scenario passing, fails the target.  Results: build/conformance
 # (conformance/README.md).
+# The Skills extension's scenarios are on no requirement set: run them one by one at 2026-07-28
+# (the runner fails a run whose skills checks were all skipped).
+SKILLS_RUNS := $(foreach scenario,enumeration manifest directory,scenario:sep-2640-skills-$(scenario)@2026-07-28)
 conformance: venv
 	rm -rf build/conformance
 	$(PY) tools/run_conformance.py \
 		--cmd '$(abspath $(PY)) -m mcpkit serve $(abspath examples/everything.py) --port {port}' \
-		--runs "req:2025-11-25 req:2026-07-28 spec:2025-06-18" \
+		--runs "req:2025-11-25 req:2026-07-28 spec:2025-06-18 $(SKILLS_RUNS)" \
 		--expected-failures '$(abspath conformance)/expected-failures.{rev}.yml' \
 		--out build/conformance
 

@@ -52,6 +52,7 @@ import wave
 import zlib
 from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Final, TypeVar
 from urllib.parse import quote
 
@@ -90,6 +91,8 @@ from mcpkit import (
     Role,
     SamplingResponse,
     Server,
+    SkillBundle,
+    SkillRegistration,
     SubscriptionRequest,
     TaskCreatedResult,
     TaskCreation,
@@ -967,9 +970,19 @@ def grant_listen(request: SubscriptionRequest) -> Lease:
     return Lease(60.0)
 
 
+# The Skills extension's scenarios read this bundle (2026-07-28 only; 2025 views omit it).
+PDF_SKILL: Final = SkillRegistration(
+    SkillBundle.from_directory(Path(__file__).parent / "skills" / "pdf-processing")
+)
+
 _decorated = EndpointRegistry.from_classes(Everything).endpoints[0]
 registry = EndpointRegistry.from_endpoints(
-    [_decorated.replace(tools=sorted((*_decorated.tools, JSON_SCHEMA_TOOL), key=lambda t: t.name))]
+    [
+        _decorated.replace(
+            tools=sorted((*_decorated.tools, JSON_SCHEMA_TOOL), key=lambda t: t.name),
+            skills=[PDF_SKILL],
+        )
+    ]
 )
 # Sealed request state needs keys.  Development keys live in this process only (the server logs a
 # warning saying so); a production server loads a Keyring of operator-generated keys instead.

@@ -279,9 +279,16 @@ def test_every_fixture_is_listed_with_its_revisions() -> None:
     for revision in Revision:
         # every revision hears of changes: the 2025 ones in sessions (their GET streams),
         # 2026-07-28 on subscriptions/listen streams
-        # and the tasks extension is 2026-07-28's alone
+        # and the tasks and skills extensions are 2026-07-28's alone
         tasks: dict[str, object] = (
-            {"extensions": {"io.modelcontextprotocol/tasks": {}}} if revision is MODERN else {}
+            {
+                "extensions": {
+                    "io.modelcontextprotocol/skills": {"directoryRead": True},
+                    "io.modelcontextprotocol/tasks": {},
+                }
+            }
+            if revision is MODERN
+            else {}
         )
         assert ENDPOINT.capabilities(revision) == {
             "tools": {"listChanged": True},

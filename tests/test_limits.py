@@ -36,6 +36,14 @@ DEFAULTS: Final[dict[str, tuple[float, str]]] = {
     "max_binary_item_bytes": (786_432, "binary-item"),
     "max_header_param_bytes": (16 * KiB, "mcp-param-header"),
     "max_templated_uri_chars": (65_535, "templated-uri"),
+    "max_skill_files": (512, "skill-files"),
+    "max_skill_bytes": (16 * MiB, "skill-bytes"),
+    "max_skill_path_bytes": (8_192, "skill-path"),
+    "max_skill_document_bytes": (4 * MiB, "skill-document"),
+    "max_skill_yaml_depth": (128, "skill-yaml-depth"),
+    "max_skill_yaml_nodes": (1_000_000, "skill-yaml-nodes"),
+    "max_skill_yaml_scalar_units": (1_048_576, "skill-yaml-scalar"),
+    "max_skill_yaml_total_units": (4_194_304, "skill-yaml-total"),
     "max_request_state_bytes": (65_536, "request-state-encoded"),
     "max_request_state_decoded_bytes": (49_152, "request-state-decoded"),
     "request_state_lifetime_seconds": (900.0, "request-state-lifetime"),
@@ -76,6 +84,8 @@ DEFAULTS: Final[dict[str, tuple[float, str]]] = {
     "task_poll_interval_seconds": (1.0, "task-poll-interval"),
     "max_running_tasks": (16, "running-tasks"),
     "max_listen_task_ids": (256, "listen-task-ids"),
+    "max_rate_limit_partitions": (16_384, "rate-limit-partitions"),
+    "rate_limit_check_timeout_seconds": (1.0, "rate-limit-check-timeout"),
     "max_header_count": (100, "header-count"),
     "max_header_bytes": (64 * KiB, "header-bytes"),
     "max_request_target_bytes": (8_192, "request-target"),
@@ -107,6 +117,14 @@ RANGES: Final[dict[str, tuple[float, float]]] = {
     "max_binary_item_bytes": (1, 786_432),
     "max_header_param_bytes": (1, 64 * KiB),
     "max_templated_uri_chars": (1, 1_048_576),
+    "max_skill_files": (1, 512),
+    "max_skill_bytes": (1, 16 * MiB),
+    "max_skill_path_bytes": (1, 8_192),
+    "max_skill_document_bytes": (1, 4 * MiB),
+    "max_skill_yaml_depth": (1, 128),
+    "max_skill_yaml_nodes": (1, 1_000_000),
+    "max_skill_yaml_scalar_units": (1, 1_048_576),
+    "max_skill_yaml_total_units": (1, 4_194_304),
     "max_request_state_bytes": (1, 1 * MiB),
     "max_request_state_decoded_bytes": (1, 1 * MiB),
     "request_state_lifetime_seconds": (1.0, 7 * DAY),
@@ -147,6 +165,8 @@ RANGES: Final[dict[str, tuple[float, float]]] = {
     "task_poll_interval_seconds": (0.001, 3_600.0),
     "max_running_tasks": (1, 4_096),
     "max_listen_task_ids": (1, 65_536),
+    "max_rate_limit_partitions": (1, 1_000_000),
+    "rate_limit_check_timeout_seconds": (0.001, 3_600.0),
     "max_header_count": (1, 10_000),
     "max_header_bytes": (1 * KiB, 1 * MiB),
     "max_request_target_bytes": (16, 64 * KiB),
@@ -209,6 +229,7 @@ def test_tables_cover_every_field() -> None:
         "header_timeout_seconds",
         "keep_alive_timeout_seconds",
         "listen_lifetime_seconds",
+        "rate_limit_check_timeout_seconds",
         "request_state_lifetime_seconds",
         "request_timeout_seconds",
         "session_absolute_timeout_seconds",
@@ -346,3 +367,12 @@ def test_cross_field_rule(smaller: str, larger: str) -> None:
         DEFAULT_LIMITS.replace(**{larger: one_past(larger, value, -1)})
     with pytest.raises(ConfigurationError, match=smaller):
         build(**{smaller: one_past(smaller, value, +1), larger: value})
+
+
+def test_a_refused_value_names_the_range_in_plain_numbers() -> None:
+    with pytest.raises(
+        ConfigurationError, match=r"^Limits.max_request_bytes must be between 1 and 16,777,216$"
+    ):
+        Limits(max_request_bytes=2**40)
+    with pytest.raises(ConfigurationError, match=r"between 0\.001 and 86,400$"):
+        Limits(request_timeout_seconds=10**9)

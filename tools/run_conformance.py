@@ -41,7 +41,8 @@ import time
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Final
 
 HARNESS_PACKAGE = "@modelcontextprotocol/conformance"
 HARNESS_VERSION = "0.2.0-alpha.12"
@@ -147,6 +148,10 @@ def plan_run(spec: str, expected_failures: str | None) -> Run:
         if revision:
             run.name, run.revision = f"{run.name}-{revision}", revision
             run.harness_args += ["--spec-version", revision]
+            if scenario in EXERCISED:
+                # an extension scenario is on no spec timeline: the harness runs it at a
+                # revision only when forced
+                run.harness_args.append("--force")
     else:
         raise SetupError(f"unknown run {spec!r} (see --help)")
     if expected_failures:
@@ -360,6 +365,29 @@ SCORED_HERE = frozenset({"extension"})
 them against the baseline instead."""
 
 
+EXERCISED: Final = MappingProxyType(
+    {
+        "sep-2640-skills-enumeration": "sep-2640-",
+        "sep-2640-skills-manifest": "sep-2640-",
+        "sep-2640-skills-directory": "sep-2640-",
+    }
+)
+"""Extension scenarios mcpkit serves whose own checks (ids with the given prefix) must not all
+be skipped: a scenario skips everything when the server does not declare the extension, which
+would otherwise pass silently (``examples/everything.py`` serves a skill bundle for these)."""
+
+
+def exercise_verdict(run: Run, result: dict[str, Any]) -> list[str]:
+    """Why a run fails because an extension scenario it ran was not exercised: every one of
+    its own checks skipped."""
+    problems = []
+    for name, outcome in result["scenarios"].items():
+        prefix = EXERCISED.get(name)
+        if prefix is not None and not outcome["own_checks_run"]:
+            problems.append(f"{name} ran, but every {prefix}* check was skipped (not exercised)")
+    return problems
+
+
 def baseline_failures(baseline: Path | None) -> set[str]:
     """The server scenarios an expected-failures file lists (``server: []`` or ``- name``
     items under ``server:``)."""
@@ -408,6 +436,12 @@ def summarize_run(run: Run, out: Path, requirements_dir: Path, status: str) -> d
             "failed_checks": [c.get("id") for c in checks if c.get("status") == "FAILURE"],
             "scored": name not in not_scored or not_scored[name] in SCORED_HERE,
             "not_scored_reason": not_scored.get(name),
+            "own_checks_run": sum(
+                1
+                for c in checks
+                if str(c.get("id", "")).startswith(EXERCISED.get(name, "\0"))
+                and c.get("status") != "SKIPPED"
+            ),
         }
     scored = [s for s in scenarios.values() if s["scored"]]
     unscored = [s for s in scenarios.values() if not s["scored"]]
@@ -508,7 +542,10 @@ def main(argv: list[str]) -> int:
     summary = {
         run.name: summarize_run(run, out, requirements_dir, statuses[run.name]) for run in runs
     }
-    verdicts = {run.name: own_verdict(run, summary[run.name]) for run in runs}
+    verdicts = {
+        run.name: own_verdict(run, summary[run.name]) + exercise_verdict(run, summary[run.name])
+        for run in runs
+    }
     for name, result in summary.items():
         print_run(name, result, out)
         for problem in verdicts[name]:

@@ -47,9 +47,16 @@ from mcpkit.errors import TooManySessions as TooManySessions
 from mcpkit.errors import UnsupportedProtocolVersion as UnsupportedProtocolVersion
 from mcpkit.limits import DEFAULT_LIMITS as DEFAULT_LIMITS
 from mcpkit.limits import Limits as Limits
+from mcpkit.model import APP_MIME_TYPE as APP_MIME_TYPE
+from mcpkit.model import APPS_EXTENSION as APPS_EXTENSION
 from mcpkit.model import LOG_LEVELS as LOG_LEVELS
 from mcpkit.model import UNSET as UNSET
 from mcpkit.model import Annotations as Annotations
+from mcpkit.model import AppCsp as AppCsp
+from mcpkit.model import AppPermission as AppPermission
+from mcpkit.model import AppResource as AppResource
+from mcpkit.model import AppTool as AppTool
+from mcpkit.model import AppVisibility as AppVisibility
 from mcpkit.model import AudioContent as AudioContent
 from mcpkit.model import BlobResourceContents as BlobResourceContents
 from mcpkit.model import CachePolicy as CachePolicy
@@ -93,6 +100,10 @@ from mcpkit.model import Role as Role
 from mcpkit.model import Root as Root
 from mcpkit.model import RootsResponse as RootsResponse
 from mcpkit.model import SamplingResponse as SamplingResponse
+from mcpkit.model import SkillAccess as SkillAccess
+from mcpkit.model import SkillAccessPolicy as SkillAccessPolicy
+from mcpkit.model import SkillBundle as SkillBundle
+from mcpkit.model import SkillRegistration as SkillRegistration
 from mcpkit.model import TaskCreatedResult as TaskCreatedResult
 from mcpkit.model import TaskSupport as TaskSupport
 from mcpkit.model import TextContent as TextContent
@@ -103,6 +114,7 @@ from mcpkit.model import ToolOutput as ToolOutput
 from mcpkit.model import ToolRegistration as ToolRegistration
 from mcpkit.model import UriParam as UriParam
 from mcpkit.model import check_input_responses as check_input_responses
+from mcpkit.model import client_supports_apps as client_supports_apps
 from mcpkit.model import endpoint as endpoint
 from mcpkit.model import missing_capabilities as missing_capabilities
 from mcpkit.model import prompt as prompt
@@ -133,6 +145,10 @@ if _TYPE_CHECKING:
     from mcpkit.server import MemorySessionStore as MemorySessionStore
     from mcpkit.server import MemoryTaskStore as MemoryTaskStore
     from mcpkit.server import ProtectionKey as ProtectionKey
+    from mcpkit.server import RateLimitContext as RateLimitContext
+    from mcpkit.server import RateLimitDecision as RateLimitDecision
+    from mcpkit.server import RateLimiter as RateLimiter
+    from mcpkit.server import RateLimitTarget as RateLimitTarget
     from mcpkit.server import Rejected as Rejected
     from mcpkit.server import Session as Session
     from mcpkit.server import SessionStore as SessionStore
@@ -145,6 +161,7 @@ if _TYPE_CHECKING:
     from mcpkit.server import TaskRecord as TaskRecord
     from mcpkit.server import TaskStatus as TaskStatus
     from mcpkit.server import TaskStore as TaskStore
+    from mcpkit.server import TokenBucket as TokenBucket
     from mcpkit.serving import Server as Server
 
 # The serving names load the engine, asyncio and the transports, so they are imported when first
@@ -165,6 +182,10 @@ _LAZY = {
     "MemoryEventStore": "mcpkit.server",
     "MemorySessionStore": "mcpkit.server",
     "ProtectionKey": "mcpkit.server",
+    "RateLimitContext": "mcpkit.server",
+    "RateLimitDecision": "mcpkit.server",
+    "RateLimitTarget": "mcpkit.server",
+    "RateLimiter": "mcpkit.server",
     "Rejected": "mcpkit.server",
     "Server": "mcpkit.serving",
     "Session": "mcpkit.server",
@@ -179,6 +200,7 @@ _LAZY = {
     "TaskRecord": "mcpkit.server",
     "TaskStatus": "mcpkit.server",
     "TaskStore": "mcpkit.server",
+    "TokenBucket": "mcpkit.server",
 }
 
 
@@ -194,12 +216,19 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = (
+    "APPS_EXTENSION",
+    "APP_MIME_TYPE",
     "DEFAULT_LIMITS",
     "LOG_LEVELS",
     "UNSET",
     "AdmissionRequest",
     "Admitted",
     "Annotations",
+    "AppCsp",
+    "AppPermission",
+    "AppResource",
+    "AppTool",
+    "AppVisibility",
     "Arg",
     "ArgumentsFailure",
     "ArgumentsInvalid",
@@ -270,7 +299,11 @@ __all__ = (
     "ProtectionKey",
     "ProtectorUnavailable",
     "ProtocolError",
+    "RateLimitContext",
+    "RateLimitDecision",
+    "RateLimitTarget",
     "RateLimited",
+    "RateLimiter",
     "Rejected",
     "ReplayUnavailable",
     "RequestContext",
@@ -296,6 +329,10 @@ __all__ = (
     "SessionQuota",
     "SessionRequired",
     "SessionStore",
+    "SkillAccess",
+    "SkillAccessPolicy",
+    "SkillBundle",
+    "SkillRegistration",
     "SqliteTaskStore",
     "SubscriptionAuthorizer",
     "SubscriptionDenied",
@@ -314,6 +351,7 @@ __all__ = (
     "TaskSupport",
     "TextContent",
     "TextResourceContents",
+    "TokenBucket",
     "TooManySessions",
     "ToolAnnotations",
     "ToolArguments",
@@ -325,6 +363,7 @@ __all__ = (
     "Width",
     "__version__",
     "check_input_responses",
+    "client_supports_apps",
     "endpoint",
     "missing_capabilities",
     "prompt",

@@ -36,6 +36,14 @@ _RANGES: Final[dict[str, tuple[float, float]]] = {
     "max_binary_item_bytes": (1, 786_432),
     "max_header_param_bytes": (1, 64 * KiB),
     "max_templated_uri_chars": (1, 1_048_576),
+    "max_skill_files": (1, 512),
+    "max_skill_bytes": (1, 16 * MiB),
+    "max_skill_path_bytes": (1, 8_192),
+    "max_skill_document_bytes": (1, 4 * MiB),
+    "max_skill_yaml_depth": (1, 128),
+    "max_skill_yaml_nodes": (1, 1_000_000),
+    "max_skill_yaml_scalar_units": (1, 1_048_576),
+    "max_skill_yaml_total_units": (1, 4_194_304),
     "max_request_state_bytes": (1, 1 * MiB),
     "max_request_state_decoded_bytes": (1, 1 * MiB),
     "request_state_lifetime_seconds": (1.0, 7 * 86_400.0),
@@ -76,6 +84,8 @@ _RANGES: Final[dict[str, tuple[float, float]]] = {
     "task_poll_interval_seconds": (0.001, 3_600.0),
     "max_running_tasks": (1, 4_096),
     "max_listen_task_ids": (1, 65_536),
+    "max_rate_limit_partitions": (1, 1_000_000),
+    "rate_limit_check_timeout_seconds": (0.001, 3_600.0),
     "max_header_count": (1, 10_000),
     "max_header_bytes": (1 * KiB, 1 * MiB),
     "max_request_target_bytes": (16, 64 * KiB),
@@ -103,6 +113,7 @@ _FLOAT_FIELDS: Final = frozenset(
         "listen_lifetime_seconds",
         "subscription_lease_seconds",
         "subscription_check_timeout_seconds",
+        "rate_limit_check_timeout_seconds",
         "task_ttl_seconds",
         "task_timeout_seconds",
         "task_poll_interval_seconds",
@@ -170,6 +181,24 @@ class Limits:
     max_templated_uri_chars: int = 65_535
     """Characters of a ``resources/read`` URI tried against resource templates (Soklet's bound);
     a longer URI can still match an exact resource, never a template."""
+
+    # Skills bundles (checked when a bundle is built, so a refused bundle never serves)
+    max_skill_files: int = 512
+    """Files in one skill bundle, ``SKILL.md`` included."""
+    max_skill_bytes: int = 16 * MiB
+    """Raw bytes of one skill bundle, summed over its files."""
+    max_skill_path_bytes: int = 8_192
+    """UTF-8 bytes of one logical file path in a skill bundle."""
+    max_skill_document_bytes: int = 4 * MiB
+    """Bytes of a bundle's root ``SKILL.md``."""
+    max_skill_yaml_depth: int = 128
+    """Nesting of mappings and sequences in ``SKILL.md`` front matter."""
+    max_skill_yaml_nodes: int = 1_000_000
+    """Mappings, sequences, keys and scalars in ``SKILL.md`` front matter."""
+    max_skill_yaml_scalar_units: int = 1_048_576
+    """UTF-16 code units of one front-matter scalar (key or value)."""
+    max_skill_yaml_total_units: int = 4_194_304
+    """UTF-16 code units of all front-matter scalars together."""
 
     # Multi-round request state
     max_request_state_bytes: int = 65_536
@@ -273,6 +302,13 @@ class Limits:
     max_listen_task_ids: int = 256
     """Task ids in one listen's ``taskIds``; more is -32602."""
 
+    # Rate limiting, where a server has rate limiters
+    max_rate_limit_partitions: int = 16_384
+    """Partitions (endpoint, caller, target) one ``TokenBucket`` keeps; when full, a new
+    caller takes over an idle one or is denied (429), so memory never grows past it."""
+    rate_limit_check_timeout_seconds: float = 1.0
+    """How long an ``async`` rate limiter's ``acquire`` may take; a slower one is a denial."""
+
     # HTTP connections of the embedded server (``Server.run``/``serve``)
     max_header_count: int = 100
     """Header fields in one request head; one more is refused with 431."""
@@ -302,6 +338,9 @@ class Limits:
     reading stdin until the client catches up."""
 
     def __post_init__(self) -> None:
+        def _shown(bound: float) -> str:  # 16,777,216 rather than 1.67772e+07
+            return f"{int(bound):,}" if float(bound).is_integer() else f"{bound:g}"
+
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
             low, high = _RANGES[field.name]
@@ -312,7 +351,7 @@ class Limits:
                 )
             if not low <= value <= high:
                 raise ConfigurationError(
-                    f"Limits.{field.name} must be between {low:g} and {high:g}"
+                    f"Limits.{field.name} must be between {_shown(low)} and {_shown(high)}"
                 )
         for lower, upper in _ORDERED:
             if getattr(self, lower) > getattr(self, upper):

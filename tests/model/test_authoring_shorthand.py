@@ -395,3 +395,15 @@ def test_bad_session_revisions_are_refused_by_the_endpoint_with_defaults_too() -
         @mcpkit.endpoint(path="/mcp", name="bad", version="1", session_revisions="2025-11-25")  # type: ignore[arg-type]
         class Bad:
             pass
+
+
+def test_a_2025_refusal_does_not_hide_the_real_fault() -> None:
+    """A task-only tool (2026 alone) with an unusable parameter: the refusal names the
+    parameter, not the task rule that a 2025 revision broke first."""
+    with pytest.raises(ConfigurationError, match="set\\[int\\]"):
+
+        @mcpkit.endpoint(path="/mcp", name="bad", version="1")
+        class Bad:
+            @mcpkit.tool(task_support=TaskSupport.REQUIRED)
+            def slow(self, tags: set[int]) -> str:
+                return "x"

@@ -162,7 +162,7 @@ def test_an_04_to_13_endpoint_elements_reach_the_endpoint() -> None:
     """The endpoint elements reach the built endpoint: AN-05 ``name`` and ``version`` as the
     advertised implementation identity, AN-09 ``title``, ``description`` and ``website_url``,
     AN-10 ``instructions`` (returning them in the initialize result is the server's), AN-11 no
-    ``tool_rate_limiter`` (refused until rate limiting exists), AN-12 and AN-13 the resource
+    ``tool_rate_limiter`` (none given), AN-12 and AN-13 the resource
     and template list cache hints, and AN-07 no session revisions."""
     implementation = ENDPOINT.implementation
     assert (implementation.name, implementation.version) == ("inventory", "1.0.0")

@@ -156,21 +156,18 @@ def test_an_07_session_revisions_are_served_2025_revisions() -> None:
             pass
 
 
-def test_settings_not_supported_yet_are_refused_by_the_decorators() -> None:
-    """Rate limits are not served yet: naming them is refused, never ignored."""
-    with refused("@endpoint class", "tool_rate_limiter is not supported yet"):
+def test_rate_limiter_names_reach_the_endpoint_and_the_tool() -> None:
+    """Names only: the server resolves them among its rate_limiters when it is built."""
 
-        @build(tool_rate_limiter="inventory")
-        class Limited:
-            pass
+    @build(tool_rate_limiter="inventory")
+    class LimitedTool:
+        @tool(name="t", rate_limiter="writes")
+        def t(self) -> CompleteResult:
+            return CompleteResult.from_tool_text("t")
 
-    with refused("rate_limiter is not supported yet"):
-
-        @build()
-        class LimitedTool:
-            @tool(name="t", rate_limiter="writes")
-            def t(self) -> CompleteResult:
-                return CompleteResult.from_tool_text("t")
+    built = LimitedTool.__mcp_endpoint__  # type: ignore[attr-defined]
+    assert built.tool_rate_limiter == "inventory"
+    assert [registration.rate_limiter for registration in built.tools] == ["writes"]
 
 
 def test_an_12_cache_policies_are_checked_by_the_endpoint() -> None:

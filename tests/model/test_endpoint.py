@@ -194,13 +194,8 @@ def test_ep_08_pe_03_every_configured_value_has_an_immutable_getter() -> None:
     assert isinstance(built.session_revisions, frozenset)
 
 
-def test_settings_not_supported_yet_are_refused_not_ignored() -> None:
-    """Rate limits are not served yet: a valid value is refused with a message that says so,
-    rather than accepted and silently without effect."""
-    assert refusal(tool_rate_limiter="inventory") == ENDPOINT_PREFIX + (
-        "tool_rate_limiter is not supported yet: mcpkit has no rate limiting, so no tool would "
-        "be limited; remove the option (limit calls in an admission controller meanwhile)"
-    )
+def test_the_tool_rate_limiter_is_kept_as_a_name_for_the_server_to_resolve() -> None:
+    assert endpoint(tool_rate_limiter="inventory").tool_rate_limiter == "inventory"
 
 
 def test_ep_01_an_endpoint_is_immutable_compared_by_identity_and_has_a_short_repr() -> None:

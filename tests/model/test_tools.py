@@ -581,8 +581,9 @@ def test_tr15_every_shape_has_the_common_options() -> None:
         assert tool.title == "T" and tool.description == "D"
         assert tool.annotations == ToolAnnotations(destructive=True)
         assert tool.icons == (icon,)
-        assert tool.rate_limiter is None  # naming one is refused until rate limiting exists
+        assert tool.rate_limiter is None
         assert tool.mirror_structured_content is False
+        assert factory(rate_limiter="per-tenant").rate_limiter == "per-tenant"  # a name
 
 
 @pytest.mark.parametrize(
@@ -598,7 +599,6 @@ def test_tr15_every_shape_has_the_common_options() -> None:
         ("icons", None, "icons must be a tuple or list of Icon"),
         ("rate_limiter", "", "rate_limiter must name a limiter"),
         ("rate_limiter", 3, "rate_limiter must be a str or None"),
-        ("rate_limiter", "per-tenant", "rate_limiter is not supported yet: mcpkit has no rate"),
         ("mirror_structured_content", 1, "mirror_structured_content must be a bool"),
         ("mirror_structured_content", None, "mirror_structured_content must be a bool"),
     ],

@@ -59,6 +59,9 @@ def test_2026_methods_exact() -> None:
         "tasks/get",
         "tasks/update",
         "tasks/cancel",
+        "skills/list",
+        "skills/get",
+        "resources/directory/read",
     }
 
 

@@ -5,6 +5,14 @@ Everything here is immutable and validated at construction; nothing here
 knows how a revision projects a value onto the wire, which is ``mcpkit.protocol``'s job.
 """
 
+from mcpkit.model._apps import APP_MIME_TYPE as APP_MIME_TYPE
+from mcpkit.model._apps import APPS_EXTENSION as APPS_EXTENSION
+from mcpkit.model._apps import AppCsp as AppCsp
+from mcpkit.model._apps import AppPermission as AppPermission
+from mcpkit.model._apps import AppResource as AppResource
+from mcpkit.model._apps import AppTool as AppTool
+from mcpkit.model._apps import AppVisibility as AppVisibility
+from mcpkit.model._apps import client_supports_apps as client_supports_apps
 from mcpkit.model._checks import absolute_uri as absolute_uri
 from mcpkit.model._completion import Completion as Completion
 from mcpkit.model._completion import CompletionHandler as CompletionHandler
@@ -84,6 +92,12 @@ from mcpkit.model._results import OperationResult as OperationResult
 from mcpkit.model._results import TaskCreatedResult as TaskCreatedResult
 from mcpkit.model._results import structured_result as structured_result
 from mcpkit.model._revision import Revision as Revision
+from mcpkit.model._skills import SKILLS_EXTENSION as SKILLS_EXTENSION
+from mcpkit.model._skills import SkillAccess as SkillAccess
+from mcpkit.model._skills import SkillAccessPolicy as SkillAccessPolicy
+from mcpkit.model._skills import SkillBundle as SkillBundle
+from mcpkit.model._skills import SkillFile as SkillFile
+from mcpkit.model._skills import SkillRegistration as SkillRegistration
 from mcpkit.model._tasks import TASKS_EXTENSION as TASKS_EXTENSION
 from mcpkit.model._tasks import TaskSupport as TaskSupport
 from mcpkit.model._tasks import declares_tasks as declares_tasks
@@ -99,11 +113,19 @@ from mcpkit.model._tools import ToolHandler as ToolHandler
 from mcpkit.model._tools import ToolRegistration as ToolRegistration
 
 __all__ = (
+    "APPS_EXTENSION",
+    "APP_MIME_TYPE",
     "ENDPOINT_ATTRIBUTE",
     "LOG_LEVELS",
+    "SKILLS_EXTENSION",
     "TASKS_EXTENSION",
     "UNSET",
     "Annotations",
+    "AppCsp",
+    "AppPermission",
+    "AppResource",
+    "AppTool",
+    "AppVisibility",
     "AudioContent",
     "BlobResourceContents",
     "CachePolicy",
@@ -156,6 +178,11 @@ __all__ = (
     "Root",
     "RootsResponse",
     "SamplingResponse",
+    "SkillAccess",
+    "SkillAccessPolicy",
+    "SkillBundle",
+    "SkillFile",
+    "SkillRegistration",
     "TaskCreatedResult",
     "TaskSupport",
     "TextContent",
@@ -173,6 +200,7 @@ __all__ = (
     "asks_for_input",
     "check_input_responses",
     "check_no_overlaps",
+    "client_supports_apps",
     "declares_tasks",
     "endpoint",
     "is_template",

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeVar, overload
 
 from mcpkit.errors import ConfigurationError, InvalidValueError
+from mcpkit.model._apps import AppResource, AppTool
 from mcpkit.model._completion import NO_COMPLETIONS, CompletionHandler
 from mcpkit.model._content import Annotations, Icon
 from mcpkit.model._endpoint import Endpoint, Lifespan
@@ -48,6 +49,7 @@ from mcpkit.model._registry import ENDPOINT_ATTRIBUTE
 from mcpkit.model._resource_list import ResourceListRegistration
 from mcpkit.model._resources import ResourceRegistration
 from mcpkit.model._revision import Revision
+from mcpkit.model._skills import SkillAccessPolicy, SkillRegistration
 from mcpkit.model._tasks import TaskSupport
 from mcpkit.model._tool_annotations import ToolAnnotations
 from mcpkit.model._tools import ToolRegistration
@@ -89,6 +91,7 @@ class ToolSpec:
     input_requests: Sequence[InputRequestDeclaration]
     request_state_mode: RequestStateMode | None
     task_support: TaskSupport = TaskSupport.FORBIDDEN
+    app: AppTool | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -121,6 +124,7 @@ class ResourceSpec:
     completions: Mapping[str, CompletionHandler]
     input_requests: Sequence[InputRequestDeclaration]
     request_state_mode: RequestStateMode | None
+    app: AppResource | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -207,6 +211,7 @@ def tool(
     input_requests: Sequence[InputRequestDeclaration] = (),
     request_state_mode: RequestStateMode | None = None,
     task_support: TaskSupport = TaskSupport.FORBIDDEN,
+    app: AppTool | None = None,
 ) -> Callable[[_F], _F]: ...
 
 
@@ -229,6 +234,7 @@ def tool(
     input_requests: Sequence[InputRequestDeclaration] = (),
     request_state_mode: RequestStateMode | None = None,
     task_support: TaskSupport = TaskSupport.FORBIDDEN,
+    app: AppTool | None = None,
 ) -> _F | Callable[[_F], _F]:
     """Mark a method as a tool: ``@tool`` or ``@tool(...)``.  Its name is the method's unless
     ``name`` is given, and its description the method's docstring unless ``description`` is.
@@ -241,6 +247,7 @@ def tool(
     The hint keywords (``read_only``...) are shorthand for ``annotations=ToolAnnotations(...)``;
     giving both is refused.  ``task_support`` lets the server run a call as a task
     (``TaskSupport.OPTIONAL`` or ``REQUIRED``): the method is the same, run in the background.
+    ``app`` (an ``AppTool``) ties the tool to an MCP App's ``ui://`` resource (2026-07-28).
     """
     hints = (read_only, destructive, idempotent, open_world)
     if any(hint is not None for hint in hints):
@@ -268,6 +275,7 @@ def tool(
             input_requests=input_requests,
             request_state_mode=request_state_mode,
             task_support=task_support,
+            app=app,
         )
 
     return _named(function, "tool", spec_for, name, description)
@@ -340,13 +348,15 @@ def resource(
     completions: Mapping[str, CompletionHandler] = NO_COMPLETIONS,
     input_requests: Sequence[InputRequestDeclaration] = (),
     request_state_mode: RequestStateMode | None = None,
+    app: AppResource | None = None,
 ) -> Callable[[_F], _F]:
     """Mark a method as a resource: ``@resource("inventory://items/{sku}")``, exact when
     ``uri`` has no ``{variable}``, else a template whose variables reach ``str`` parameters of
     the same name (or ``Annotated[str, UriParam("sku")]``), exactly as decoded.  Named and
     described as ``@tool`` is.  The method returns a ``ResourceOutput``, or a ``str`` (text) or
     ``bytes`` (a blob) read under the requested URI with ``mime_type``.  ``input_requests``
-    and ``request_state_mode`` are its multi-round declarations."""
+    and ``request_state_mode`` are its multi-round declarations; ``app`` (an ``AppResource``)
+    makes an exact ``ui://`` resource an MCP App's HTML (2026-07-28)."""
 
     def spec_for(chosen: str, documented: str | None) -> ResourceSpec:
         return ResourceSpec(
@@ -362,6 +372,7 @@ def resource(
             completions=completions,
             input_requests=input_requests,
             request_state_mode=request_state_mode,
+            app=app,
         )
 
     return _applier("resource", spec_for, name, description)
@@ -393,6 +404,8 @@ class EndpointOptions:
     resource_list_cache: CachePolicy | None = None
     resource_template_list_cache: CachePolicy | None = None
     lifespan: Lifespan | None = None
+    skills: Sequence[SkillRegistration] = ()
+    skill_access: SkillAccessPolicy | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -435,16 +448,19 @@ def endpoint(
     resource_template_list_cache: CachePolicy | None = None,
     instance_provider: Callable[[type[Any]], object] | None = None,
     lifespan: Lifespan | None = None,
+    skills: Sequence[SkillRegistration] = (),
+    skill_access: SkillAccessPolicy | None = None,
 ) -> Callable[[_C], _C]:
     """Build the class's ``Endpoint`` now, from its decorated methods.
 
     ``path``, ``name`` and ``version`` are required.  ``revisions`` defaults to every revision
     the operations allow (:func:`build_endpoint`); the caches default to
-    ``CachePolicy.PRIVATE_NO_CACHE``; ``session_revisions``, ``listen`` and ``lifespan`` are
-    the ``Endpoint`` options of those names.  ``instance_provider(cls)`` supplies the
-    instance each invocation runs on (default ``cls()``); it is called per invocation, never
-    while building or listing, and its instances are neither cached nor closed (state shared
-    by every call belongs in the ``lifespan``, as ``ctx.state``).  Every refusal is a
+    ``CachePolicy.PRIVATE_NO_CACHE``; ``session_revisions``, ``listen``, ``lifespan``,
+    ``skills`` and ``skill_access`` are the ``Endpoint`` options of those names.
+    ``instance_provider(cls)`` supplies the instance each invocation runs on (default
+    ``cls()``); it is called per invocation, never while building or listing, and its
+    instances are neither cached nor closed (state shared by every call belongs in the
+    ``lifespan``, as ``ctx.state``).  Every refusal is a
     ``ConfigurationError`` (``SchemaError`` for types) naming the class, and the method and
     operation where one is at fault.
     """
@@ -455,6 +471,7 @@ def endpoint(
         session_revisions=session_revisions, listen=listen,
         resource_list_cache=resource_list_cache,
         resource_template_list_cache=resource_template_list_cache, lifespan=lifespan,
+        skills=skills, skill_access=skill_access,
     )  # fmt: skip
 
     def apply(cls: _C) -> _C:
@@ -526,7 +543,7 @@ def build_endpoint(where: str, options: EndpointOptions, members: Sequence[Membe
         operations = (*collected.tools, *collected.prompts, *collected.resources)
         listing = () if collected.resource_list is None else (collected.resource_list,)
         chosen = {r for operation in (*operations, *listing) for r in operation.revisions}
-        if options.listen is True:
+        if options.listen is True or options.skills:
             chosen.add(Revision.V2026_07_28)
         revisions = (chosen | sessions) if chosen else ALL_REVISIONS
     try:
@@ -543,6 +560,8 @@ def build_endpoint(where: str, options: EndpointOptions, members: Sequence[Membe
             session_revisions=options.session_revisions,
             listen=options.listen,
             lifespan=options.lifespan,
+            skills=options.skills,
+            skill_access=options.skill_access,
         )  # fmt: skip
     except ConfigurationError as error:
         raise type(error)(f"{where}: {error}") from error
@@ -596,20 +615,19 @@ def _defaulted(
     spec: Spec, target: Target, served: frozenset[Revision], sessions: frozenset[Revision]
 ) -> ToolRegistration | PromptRegistration | ResourceRegistration | ResourceListRegistration:
     """An operation inheriting default revisions: every one it can serve (see
-    :func:`build_endpoint`); when it can serve none, the refusal for all three."""
+    :func:`build_endpoint`); when it can serve none, the refusal on 2026-07-28 (the revision
+    with the fewest rules, so a 2025-only refusal never hides the real fault)."""
     if not isinstance(spec, ResourceListSpec) and (
         spec.input_requests or spec.request_state_mode is not None
     ):
         served = served & (_STATELESS_ONLY | sessions)
     try:
         return _register(spec, target, served)
-    except ConfigurationError as error:
+    except ConfigurationError:
         if served == _STATELESS_ONLY:
             raise
-        try:  # what fails on 2025 alone (headers, tasks, a non-object output) serves 2026
-            return _register(spec, target, _STATELESS_ONLY)
-        except ConfigurationError:
-            raise error from None
+    # What fails on 2025 alone (headers, tasks, a non-object output, an App) serves 2026.
+    return _register(spec, target, _STATELESS_ONLY)
 
 
 def _collect(

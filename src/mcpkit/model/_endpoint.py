@@ -17,18 +17,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, TypeAlias
 
 import mcpkit.model._endpoint_checks as checks
-from mcpkit.json import JsonObject
+from mcpkit.json import JsonArray, JsonObject
 from mcpkit.limits import DEFAULT_LIMITS, Limits
+from mcpkit.model._app_checks import check_app_links
+from mcpkit.model._apps import APPS_CAPABILITY
 from mcpkit.model._implementation import CachePolicy, Implementation
 from mcpkit.model._paths import validate_endpoint_path
 from mcpkit.model._prompts import PromptRegistration
 from mcpkit.model._resources import ResourceListRegistration, ResourceRegistration
 from mcpkit.model._revision import Revision
+from mcpkit.model._skill_checks import check_skills
+from mcpkit.model._skills import SKILLS_EXTENSION, SkillAccessPolicy, SkillFile, SkillRegistration
 from mcpkit.model._tasks import TASKS_EXTENSION, TaskSupport
 from mcpkit.model._tools import ToolRegistration
 
@@ -62,6 +66,12 @@ class _View:
     prompt_index: Mapping[str, PromptRegistration]
     resource_index: Mapping[str, ResourceRegistration]
     capabilities: JsonObject
+    skills: tuple[SkillRegistration, ...] = ()
+    skill_index: Mapping[str, SkillRegistration] = field(default_factory=dict)
+    skill_files: Mapping[str, tuple[SkillRegistration, SkillFile]] = field(default_factory=dict)
+    skill_directories: Mapping[str, tuple[SkillRegistration, JsonArray]] = field(
+        default_factory=dict
+    )
 
 
 _EMPTY_VIEW: Final = _View((), (), (), (), None, {}, {}, {}, JsonObject())
@@ -76,6 +86,7 @@ def _view(
     resource_list: ResourceListRegistration | None,
     sessions: bool = False,
     listen: bool = False,
+    skills: tuple[SkillRegistration, ...] = (),
 ) -> _View:
     """The catalog of one revision, in registration order, and its capabilities.
 
@@ -88,7 +99,9 @@ def _view(
     ``subscriptions/listen`` on (``listen``), ``tools`` and ``prompts`` promise ``listChanged``
     (the application may swap in a new catalog) and ``resources`` promises ``subscribe`` and
     ``listChanged``.  ``extensions`` names the tasks extension on 2026-07-28 when a tool there
-    may run as a task.  MCP logging is not part of an endpoint's registrations.  The member
+    may run as a task, and the skills extension when ``skills`` (the skills served on the
+    revision: none on 2025) is not empty; skill files are read as resources, so ``resources``
+    is then advertised too.  MCP logging is not part of an endpoint's registrations.  The member
     names are the same on all three revisions.
     """
     tools = tuple(tool for tool in tools if revision in tool.revisions)
@@ -108,7 +121,7 @@ def _view(
         capabilities["tools"] = dict(changing)
     if prompts:
         capabilities["prompts"] = dict(changing)
-    if selected or resource_list is not None:
+    if selected or resource_list is not None or skills:
         capabilities["resources"] = {"subscribe": True, "listChanged": True} if live else {}
     if completions:
         capabilities["completions"] = {}
@@ -116,6 +129,14 @@ def _view(
         tool.task_support is not TaskSupport.FORBIDDEN for tool in tools
     ):
         capabilities["extensions"] = {TASKS_EXTENSION: {}}
+    if skills:
+        # skill directories are listed by resources/directory/read
+        extensions: dict[str, object] = {SKILLS_EXTENSION: {"directoryRead": True}}
+        extensions.update(capabilities.get("extensions", {}))  # type: ignore[call-overload]
+        capabilities["extensions"] = extensions
+    if any(tool.app is not None for tool in tools):  # MCP Apps: 2026-07-28 tools only
+        offered: Any = capabilities.get("extensions", {})  # built above: a dict when present
+        capabilities["extensions"] = {**offered, **APPS_CAPABILITY}
     return _View(
         tools=tools,
         prompts=prompts,
@@ -126,6 +147,14 @@ def _view(
         prompt_index={prompt.name: prompt for prompt in prompts},
         resource_index={checks.uri_of(resource): resource for resource in exact},
         capabilities=JsonObject(capabilities),
+        skills=skills,
+        skill_index=MappingProxyType({skill.uri: skill for skill in skills}),
+        skill_files=MappingProxyType(
+            {uri: (skill, item) for skill in skills for uri, item in skill.files.items()}
+        ),
+        skill_directories=MappingProxyType(
+            {uri: (skill, items) for skill in skills for uri, items in skill.directories.items()}
+        ),
     )
 
 
@@ -138,7 +167,8 @@ class Endpoint:
     tuples of registrations, order kept), ``resource_list`` (the application's
     ``resources/list`` handler), ``resource_list_cache`` and
     ``resource_template_list_cache`` (the 2026 cache hints of those two catalogs),
-    ``tool_rate_limiter`` (the name of a server limiter applied to every tool),
+    ``tool_rate_limiter`` (the name of a server limiter, in
+    ``Server(rate_limiters=...)``, for the endpoint's tools that name none of their own),
     ``session_revisions`` (the served 2025 revisions on which ``initialize`` opens a session that
     later requests name in ``Mcp-Session-Id``; empty, the default, serves 2025 statelessly) and
     ``listen`` (serve ``subscriptions/listen`` on 2026-07-28, so clients hear of catalog and
@@ -166,6 +196,8 @@ class Endpoint:
         "resources",
         "revisions",
         "session_revisions",
+        "skill_access",
+        "skills",
         "tool_rate_limiter",
         "tools",
     )
@@ -188,6 +220,11 @@ class Endpoint:
     subscription authorizer)."""
     lifespan: Lifespan | None
     """Entered when the server starts; what it yields is every handler's ``ctx.state``."""
+    skills: tuple[SkillRegistration, ...]
+    """Skills (extension ``io.modelcontextprotocol/skills``), served on 2026-07-28 only."""
+    skill_access: SkillAccessPolicy | None
+    """Who may see which skill (``None``: everyone); asked on every list entry, ``skills/get``
+    and file read."""
     _views: Mapping[Revision, _View]
 
     def __init__(
@@ -207,6 +244,8 @@ class Endpoint:
         session_revisions: Collection[Revision] = frozenset(),
         listen: bool = False,
         lifespan: Lifespan | None = None,
+        skills: Sequence[SkillRegistration] = (),
+        skill_access: SkillAccessPolicy | None = None,
     ) -> None:
         path = validate_endpoint_path(path)
         served = checks.revision_set(checks.Site(path), "revisions", revisions, empty=False)
@@ -216,15 +255,10 @@ class Endpoint:
             raise site.fail("implementation must be an Implementation")
         values["implementation"] = implementation
         values["instructions"] = checks.text_option(site, "instructions", instructions, empty=True)
-        values["tool_rate_limiter"] = limiter = checks.text_option(
+        # A name; the server resolves it among its rate_limiters when it is built.
+        values["tool_rate_limiter"] = checks.text_option(
             site, "tool_rate_limiter", tool_rate_limiter, empty=False
         )
-        if limiter is not None:
-            raise site.fail(
-                "tool_rate_limiter is not supported yet: mcpkit has no rate limiting, so no "
-                "tool would be limited; remove the option (limit calls in an admission "
-                "controller meanwhile)"
-            )
         for option, policy in (
             ("resource_list_cache", resource_list_cache),
             ("resource_template_list_cache", resource_template_list_cache),
@@ -276,6 +310,11 @@ class Endpoint:
         checks.check_unique(site, "URI", ((checks.uri_of(r), r) for r in exact))
         checks.check_unique(site, "template", ((checks.template_of(r).text, r) for r in templates))
         checks.check_templates(site, templates)
+        values["skills"] = skills = check_skills(site, skills, exact, templates)
+        if skill_access is not None and not callable(skill_access):
+            raise site.fail("skill_access must be callable with a SkillAccess, or None")
+        values["skill_access"] = skill_access
+        check_app_links(site, tools, exact)
         values["_views"] = MappingProxyType(
             {
                 revision: _view(
@@ -286,6 +325,7 @@ class Endpoint:
                     resource_list,
                     revision in sessions,
                     listen and not revision.has_handshake,
+                    () if revision.has_handshake else skills,
                 )
                 for revision in site.revisions
             }
@@ -360,7 +400,31 @@ class Endpoint:
     def tasks(self) -> bool:
         """Whether a tool may run as a task here (the server then needs a task store and
         answers ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` on 2026-07-28)."""
-        return any("extensions" in view.capabilities for view in self._views.values())
+        return any(
+            TASKS_EXTENSION in view.capabilities.get("extensions", ())  # type: ignore[operator]
+            for view in self._views.values()
+        )
+
+    def skills_for(self, revision: Revision) -> tuple[SkillRegistration, ...]:
+        """The skills served on ``revision``, in registration order (none on 2025)."""
+        return self._views.get(revision, _EMPTY_VIEW).skills
+
+    def find_skill(self, uri: str, revision: Revision) -> SkillRegistration | None:
+        """The skill whose ``SKILL.md`` URI is exactly ``uri`` on ``revision``, else ``None``."""
+        return self._views.get(revision, _EMPTY_VIEW).skill_index.get(uri)
+
+    def find_skill_file(
+        self, uri: str, revision: Revision
+    ) -> tuple[SkillRegistration, SkillFile] | None:
+        """The skill file at exactly ``uri`` on ``revision`` and its skill, else ``None``."""
+        return self._views.get(revision, _EMPTY_VIEW).skill_files.get(uri)
+
+    def find_skill_directory(
+        self, uri: str, revision: Revision
+    ) -> tuple[SkillRegistration, JsonArray] | None:
+        """The skill directory at exactly ``uri`` on ``revision`` (its skill, and its direct
+        children), else ``None``."""
+        return self._views.get(revision, _EMPTY_VIEW).skill_directories.get(uri)
 
     def find_tool(self, name: str, revision: Revision) -> ToolRegistration | None:
         """The tool called exactly ``name`` if it selects ``revision``, else ``None``."""

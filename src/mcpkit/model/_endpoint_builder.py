@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any, TypedDict, TypeVar, Unpack, overload
 
 from mcpkit.errors import ConfigurationError
+from mcpkit.model._apps import AppResource, AppTool
 from mcpkit.model._completion import CompletionHandler
 from mcpkit.model._content import Annotations, Icon
 from mcpkit.model._decorators import (
@@ -32,6 +33,7 @@ from mcpkit.model._implementation import CachePolicy
 from mcpkit.model._input import InputRequestDeclaration, RequestStateMode
 from mcpkit.model._method_adapters import OPERATION_ATTRIBUTE, Target
 from mcpkit.model._revision import Revision
+from mcpkit.model._skills import SkillAccessPolicy, SkillRegistration
 from mcpkit.model._tasks import TaskSupport
 from mcpkit.model._tool_annotations import ToolAnnotations
 
@@ -58,6 +60,7 @@ class ToolOptions(TypedDict, total=False):
     input_requests: Sequence[InputRequestDeclaration]
     request_state_mode: RequestStateMode | None
     task_support: TaskSupport
+    app: AppTool | None
 
 
 class PromptOptions(TypedDict, total=False):
@@ -87,6 +90,7 @@ class ResourceOptions(TypedDict, total=False):
     completions: dict[str, CompletionHandler]
     input_requests: Sequence[InputRequestDeclaration]
     request_state_mode: RequestStateMode | None
+    app: AppResource | None
 
 
 def _no_instance(cls: type[Any]) -> object:  # pragma: no cover - a function has no class
@@ -128,6 +132,8 @@ class EndpointBuilder:
         resource_list_cache: CachePolicy | None = None,
         resource_template_list_cache: CachePolicy | None = None,
         lifespan: Lifespan | None = None,
+        skills: Sequence[SkillRegistration] = (),
+        skill_access: SkillAccessPolicy | None = None,
     ) -> None:
         self._options = EndpointOptions(
             path=path, name=name, version=version, revisions=revisions, title=title,
@@ -135,6 +141,7 @@ class EndpointBuilder:
             instructions=instructions, session_revisions=session_revisions, listen=listen,
             resource_list_cache=resource_list_cache,
             resource_template_list_cache=resource_template_list_cache, lifespan=lifespan,
+            skills=skills, skill_access=skill_access,
         )  # fmt: skip
         self._where = f"EndpointBuilder {name!r}" if isinstance(name, str) else "EndpointBuilder"
         self._members: list[Member] = []

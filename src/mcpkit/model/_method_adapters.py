@@ -234,6 +234,7 @@ def tool_registration(
         "icons": spec.icons,
         "rate_limiter": spec.rate_limiter,
         "mirror_structured_content": spec.mirror_structured_content,
+        "app": spec.app,
     }
     created = [arm for arm in arms(method.result) if typing.get_origin(arm) is TaskCreatedResult]
     if created:
@@ -382,8 +383,10 @@ def resource_registration(
             raise fail(label, "completions belong to template variables; this URI has none")
         return ResourceRegistration.exact(
             uri=spec.uri, size=spec.size, handler=_adapter(target, method, None, finish),
-            **options,
+            app=spec.app, **options,
         )  # fmt: skip
+    if spec.app is not None:
+        raise fail(label, "an App's HTML is one exact ui:// resource, not a template")
     if spec.size is not None:
         raise fail(label, "size describes one exact resource; a template has none")
     variables = UriTemplate.parse(spec.uri).variables

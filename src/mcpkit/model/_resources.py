@@ -24,6 +24,7 @@ from mcpkit.json import JsonObject
 
 # From the package: the module that defines annotations and icons may move.
 from mcpkit.model import Annotations, Icon
+from mcpkit.model._apps import AppResource, check_resource_app
 from mcpkit.model._checks import absolute_uri
 from mcpkit.model._completion import NO_COMPLETIONS, CompletionHandler, check_completions
 from mcpkit.model._context import InvocationFeatures, RequestContext
@@ -173,7 +174,8 @@ def _new_template(
     return ResourceRegistration._build(
         {"kind": ResourceKind.TEMPLATE, "uri": None, "_template": parsed, "name": entry["name"],
          "revisions": resource.revisions, "handler": handler, "is_async": is_async, **options,
-         "descriptor": None, "completions": handlers, "async_completions": coroutines,
+         "descriptor": None, "app": None, "completions": handlers,
+         "async_completions": coroutines,
          **multi_round, "_definition": definition}
     )  # fmt: skip
 
@@ -228,7 +230,7 @@ class ResourceRegistration(MultiRoundRegistration):
     """
 
     __slots__ = (
-        "_definition", "_template", "annotations", "async_completions", "completions",
+        "_definition", "_template", "annotations", "app", "async_completions", "completions",
         "declared_kinds", "description", "descriptor", "handler", "icons", "input_requests",
         "is_async", "kind", "mime_type", "name", "request_state_mode", "required_kinds",
         "revisions", "size", "title", "uri",
@@ -248,6 +250,8 @@ class ResourceRegistration(MultiRoundRegistration):
     icons: tuple[Icon, ...]
     annotations: Annotations | None
     descriptor: ResourceDescriptor | None
+    app: AppResource | None
+    """An exact ``ui://`` resource's MCP App declaration, 2026-07-28 only."""
     completions: Mapping[str, CompletionHandler]
     async_completions: frozenset[str]
     _template: UriTemplate | None
@@ -280,6 +284,7 @@ class ResourceRegistration(MultiRoundRegistration):
         annotations: Annotations | None = None,
         input_requests: Sequence[InputRequestDeclaration] = (),
         request_state_mode: RequestStateMode | None = None,
+        app: AppResource | None = None,
     ) -> ResourceRegistration:
         """A resource at one exact URI; ``handler(ctx, features)`` reads it.
 
@@ -288,13 +293,15 @@ class ResourceRegistration(MultiRoundRegistration):
         features)``; the options have their types and well-formed text, ``name`` non-empty;
         the multi-round declarations: a list or tuple of ``InputRequestDeclaration``, one per
         kind, and a ``RequestStateMode`` (``None`` is ``NONE``); declaring a request or a mode
-        other than ``NONE`` selects only 2026-07-28.
+        other than ``NONE`` selects only 2026-07-28; ``app`` (an ``AppResource``) needs a
+        ``ui://`` URI and only 2026-07-28, and makes ``mime_type`` the App's.
         """
         if not isinstance(uri, str):
             raise ConfigurationError("a resource uri must be a str")
         resource = identify(f"resource {show(uri)}", revisions)
         uri = _exact_uri(resource, uri)
         is_async = check_handler(resource, handler, "handler", ("ctx", "features"))
+        app, mime_type = check_resource_app(resource, resource.revisions, uri, app, mime_type)
         options = _descriptor_options(
             resource, name, title, description, mime_type, size, icons, annotations
         )
@@ -303,7 +310,7 @@ class ResourceRegistration(MultiRoundRegistration):
         return cls._build(
             {"kind": ResourceKind.EXACT, "uri": uri, "_template": None,
              "revisions": resource.revisions, "handler": handler, "is_async": is_async, **options,
-             "descriptor": descriptor, "completions": NO_COMPLETIONS,
+             "descriptor": descriptor, "app": app, "completions": NO_COMPLETIONS,
              "async_completions": frozenset(), **multi_round,
              "_definition": descriptor.to_json()}
         )  # fmt: skip

@@ -88,12 +88,6 @@ def _text(tool: Tool, option: str, value: object) -> str | None:
         raise tool.fail(f"{option}: {error.rule}") from None
 
 
-NOT_YET_RATE_LIMITS = (
-    "rate_limiter is not supported yet: mcpkit has no rate limiting, so the tool would not be "
-    "limited; remove the option (limit calls in an admission controller meanwhile)"
-)
-
-
 def options(
     tool: Tool,
     title: object,
@@ -111,8 +105,6 @@ def options(
     limiter = _text(tool, "rate_limiter", rate_limiter)
     if limiter == "":
         raise tool.fail("rate_limiter must name a limiter (a non-empty str) or be None")
-    if limiter is not None:
-        raise tool.fail(NOT_YET_RATE_LIMITS)
     if not isinstance(mirror_structured_content, bool):
         raise tool.fail("mirror_structured_content must be a bool")
     return {

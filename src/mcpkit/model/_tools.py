@@ -23,6 +23,7 @@ import mcpkit.model._tool_rules as rules
 from mcpkit.json import JsonObject
 from mcpkit.limits import DEFAULT_LIMITS, Limits
 from mcpkit.model import Icon  # from the package: the module that defines Icon may move
+from mcpkit.model._apps import AppTool, check_tool_app
 from mcpkit.model._context import InvocationFeatures, RequestContext, ToolArguments
 from mcpkit.model._handlers import MultiRoundRegistration
 from mcpkit.model._input import InputRequestDeclaration, RequestStateMode
@@ -61,6 +62,7 @@ class ToolRegistration(MultiRoundRegistration):
 
     __slots__ = (
         "annotations",
+        "app",
         "declared_kinds",
         "description",
         "handler",
@@ -104,6 +106,8 @@ class ToolRegistration(MultiRoundRegistration):
     icons: tuple[Icon, ...]
     rate_limiter: str | None
     mirror_structured_content: bool
+    app: AppTool | None
+    """The tool's MCP App (``_meta.ui`` of its definition), 2026-07-28 only."""
     task_support: TaskSupport
     """Whether a call may run as a task (``REQUIRED`` for :meth:`typed_task`, whose handler
     creates the task itself)."""
@@ -168,6 +172,7 @@ class ToolRegistration(MultiRoundRegistration):
         rate_limiter: str | None = None,
         mirror_structured_content: bool = True,
         task_support: TaskSupport = TaskSupport.FORBIDDEN,
+        app: AppTool | None = None,
         limits: Limits = DEFAULT_LIMITS,
     ) -> ToolRegistration:
         """A tool that always completes with structured output.
@@ -186,6 +191,7 @@ class ToolRegistration(MultiRoundRegistration):
             tool, title, description, annotations, icons, rate_limiter, mirror_structured_content
         )
         options["task_support"] = rules.task_support(tool, task_support)
+        options["app"] = check_tool_app(tool, tool.revisions, app)
         input_model = rules.input_model(tool, arguments, limits)
         output_model = rules.output_model(tool, output, limits)
         return cls._build(
@@ -210,6 +216,7 @@ class ToolRegistration(MultiRoundRegistration):
         mirror_structured_content: bool = True,
         input_requests: Sequence[InputRequestDeclaration] = (),
         request_state_mode: RequestStateMode | None = None,
+        app: AppTool | None = None,
         limits: Limits = DEFAULT_LIMITS,
     ) -> ToolRegistration:
         """A statically task-required tool whose handler creates its task itself.
@@ -233,6 +240,7 @@ class ToolRegistration(MultiRoundRegistration):
             tool, title, description, annotations, icons, rate_limiter, mirror_structured_content
         )
         options["task_support"] = TaskSupport.REQUIRED
+        options["app"] = check_tool_app(tool, tool.revisions, app)
         multi_round = rules.multi_round(tool, input_requests, request_state_mode)
         input_model = rules.input_model(tool, arguments, limits)
         output_model = rules.output_model(tool, output, limits)
@@ -258,6 +266,7 @@ class ToolRegistration(MultiRoundRegistration):
         input_requests: Sequence[InputRequestDeclaration] = (),
         request_state_mode: RequestStateMode | None = None,
         task_support: TaskSupport = TaskSupport.FORBIDDEN,
+        app: AppTool | None = None,
         limits: Limits = DEFAULT_LIMITS,
     ) -> ToolRegistration:
         """Converted arguments in, an ``OperationResult`` out: explicit content, an error
@@ -269,6 +278,7 @@ class ToolRegistration(MultiRoundRegistration):
             tool, title, description, annotations, icons, rate_limiter, mirror_structured_content
         )
         options["task_support"] = rules.task_support(tool, task_support)
+        options["app"] = check_tool_app(tool, tool.revisions, app)
         multi_round = rules.multi_round(tool, input_requests, request_state_mode)
         input_model = rules.input_model(tool, arguments, limits)
         return cls._build(
@@ -292,6 +302,7 @@ class ToolRegistration(MultiRoundRegistration):
         input_requests: Sequence[InputRequestDeclaration] = (),
         request_state_mode: RequestStateMode | None = None,
         task_support: TaskSupport = TaskSupport.FORBIDDEN,
+        app: AppTool | None = None,
         limits: Limits = DEFAULT_LIMITS,
     ) -> ToolRegistration:
         """The raw, immutable JSON-object arguments in, an ``OperationResult`` out.
@@ -305,6 +316,7 @@ class ToolRegistration(MultiRoundRegistration):
             tool, title, description, annotations, icons, rate_limiter, mirror_structured_content
         )
         options["task_support"] = rules.task_support(tool, task_support)
+        options["app"] = check_tool_app(tool, tool.revisions, app)
         multi_round = rules.multi_round(tool, input_requests, request_state_mode)
         schema = compile_schema(_JSON_OBJECT_DOCUMENT, limits=limits)
         return cls._build(
@@ -329,6 +341,7 @@ class ToolRegistration(MultiRoundRegistration):
         input_requests: Sequence[InputRequestDeclaration] = (),
         request_state_mode: RequestStateMode | None = None,
         task_support: TaskSupport = TaskSupport.FORBIDDEN,
+        app: AppTool | None = None,
         limits: Limits = DEFAULT_LIMITS,
     ) -> ToolRegistration:
         """An authored Profile 1 input schema; the handler gets the validated raw JSON object
@@ -344,6 +357,7 @@ class ToolRegistration(MultiRoundRegistration):
             tool, title, description, annotations, icons, rate_limiter, mirror_structured_content
         )
         options["task_support"] = rules.task_support(tool, task_support)
+        options["app"] = check_tool_app(tool, tool.revisions, app)
         multi_round = rules.multi_round(tool, input_requests, request_state_mode)
         schema = tool.schema_step(lambda: compile_schema(input_schema, limits=limits))
         return cls._build(

@@ -253,6 +253,10 @@ def _entries(endpoint: Endpoint, revision: Revision, kind: ListKind) -> list[Jso
         else endpoint.templates_for(revision)
     )
     entries = [resource_definition(resource, revision) for resource in resources]
+    if kind is ListKind.RESOURCES and endpoint.skill_access is None:
+        # each skill's SKILL.md is a resource too; under an access policy skills are found
+        # through skills/list only, since a static page cannot ask the policy
+        entries.extend(skill.resource for skill in endpoint.skills_for(revision))
     if canonical:
         key = _RESOURCE_KEYS[kind]
         entries.sort(key=key)

@@ -94,6 +94,8 @@ def tool_definition(registration: ToolRegistration, revision: Revision) -> JsonO
         members["outputSchema"] = registration.output_schema.document
     if registration.annotations is not None:
         members["annotations"] = registration.annotations.to_json()
+    if registration.app is not None:  # 2026-07-28 only: the tool selects no other revision
+        members["_meta"] = {"ui": registration.app.to_json()}
     return JsonObject(members)
 
 

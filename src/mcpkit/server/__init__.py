@@ -31,6 +31,12 @@ from mcpkit.server._policy import CorsPolicy as CorsPolicy
 from mcpkit.server._policy import Interceptor as Interceptor
 from mcpkit.server._policy import Rejected as Rejected
 from mcpkit.server._policy import ResultSanitizer as ResultSanitizer
+from mcpkit.server._rate_limit import RateLimitContext as RateLimitContext
+from mcpkit.server._rate_limit import RateLimitDecision as RateLimitDecision
+from mcpkit.server._rate_limit import RateLimiter as RateLimiter
+from mcpkit.server._rate_limit import RateLimits as RateLimits
+from mcpkit.server._rate_limit import RateLimitTarget as RateLimitTarget
+from mcpkit.server._rate_limit import TokenBucket as TokenBucket
 from mcpkit.server._sessions import MemorySessionStore as MemorySessionStore
 from mcpkit.server._sessions import Session as Session
 from mcpkit.server._sessions import SessionStore as SessionStore
@@ -69,6 +75,11 @@ __all__ = (
     "MemorySessionStore",
     "MemoryTaskStore",
     "ProtectionKey",
+    "RateLimitContext",
+    "RateLimitDecision",
+    "RateLimitTarget",
+    "RateLimiter",
+    "RateLimits",
     "Rejected",
     "Replay",
     "ResultSanitizer",
@@ -86,6 +97,7 @@ __all__ = (
     "TaskRecord",
     "TaskStatus",
     "TaskStore",
+    "TokenBucket",
     "Writer",
     "build_engine",
 )

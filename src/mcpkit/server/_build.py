@@ -34,6 +34,7 @@ from mcpkit.server._listen import SubscriptionAuthorizer
 from mcpkit.server._operations import METHODS, Operations
 from mcpkit.server._policy import AdmissionController, CorsPolicy, Interceptor, ResultSanitizer
 from mcpkit.server._protection import RequestStateProtector
+from mcpkit.server._rate_limit import NO_RATE_LIMITS, RateLimits
 from mcpkit.server._sessions import MemorySessionStore, SessionStore
 from mcpkit.server._task_store import TaskStore
 from mcpkit.server._tasks import TaskRunner
@@ -78,6 +79,8 @@ class EngineSettings:
     (``Server.configured``); built from the registry when ``None``."""
     task_store: TaskStore | None = None
     """Where tasks live; required when a tool may run as a task (never chosen by itself)."""
+    rate_limits: RateLimits = NO_RATE_LIMITS
+    """The rate limiters (``_rate_limit``); none by default."""
     debug: bool = False
     """Development mode: a handler's unexpected exception is answered -32603 with its type
     name in ``data.exceptionType`` (never its message).  ``Server`` allows it on loopback only."""
@@ -198,6 +201,7 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
             "listen=True or leave subscription_authorizer unset"
         )
     runner = _task_runner(registry, settings)
+    rate_limits = settings.rate_limits.resolve(limits)
     broadcaster = settings.broadcaster
     if broadcaster is None:
         broadcaster = MemoryBroadcaster()
@@ -231,6 +235,7 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
                 discover_cache=settings.discover_cache,
                 methods=METHODS,
                 at_once=_at_once(endpoint),
+                limiting=rate_limits.for_endpoint(endpoint),
             )
 
         deployment = Deployment(registry, build, Audience(limits))

@@ -23,6 +23,7 @@ from mcpkit.protocol import Catalog, RequestMeta
 from mcpkit.server._continuation import has_conditional
 from mcpkit.server._conversation import Conversation
 from mcpkit.server._http import HttpRequest
+from mcpkit.server._rate_limit import RateLimiting
 
 __all__ = ["Call", "Method", "Runtime", "ToolPlan"]
 
@@ -48,6 +49,8 @@ class Method:
     """Served only where the endpoint serves ``subscriptions/listen`` (``Endpoint.listen``)."""
     tasks: bool = False
     """Served only where a tool of the endpoint may run as a task (``Endpoint.tasks``)."""
+    skills: bool = False
+    """Served only on a revision the endpoint serves skills on (``Endpoint.skills_for``)."""
 
 
 class ToolPlan(NamedTuple):
@@ -109,6 +112,7 @@ def _offered(
             and (sessions or not method.session)
             and (endpoint.listen or not method.listen)
             and (tasks or not method.tasks)
+            and (bool(endpoint.skills_for(revision)) or not method.skills)
         }
     )
 
@@ -126,6 +130,9 @@ class Runtime:
     at_once: frozenset[Callable[..., object]] = frozenset()
     """The endpoint's ``async def`` handlers that never suspend (``never_suspends``): their
     jobs run inline instead of as a task."""
+    limiting: RateLimiting | None = None
+    """What the endpoint's messages are charged (``_rate_limit``); ``None``, the usual case,
+    when the server has no rate limiter for it: the pipeline then skips limiting."""
     offered: Mapping[Revision, Mapping[str, Method]] = field(init=False, repr=False, compare=False)
     """The methods answered per revision, by name, decided once here rather than per request."""
     tools: _Plans = field(init=False, repr=False, compare=False)

@@ -27,6 +27,7 @@ from mcpkit.errors import (
     ArgumentsInvalid,
     Cancelled,
     InternalError,
+    InvalidValueError,
     OutputError,
     OutputFailure,
     ProtocolError,
@@ -59,6 +60,8 @@ from mcpkit.model import (
     server_arguments,
     structured_result,
 )
+from mcpkit.model._apps import app_contents, holds_app_html
+from mcpkit.model._skills import SkillAccess, SkillAccessPolicy
 from mcpkit.protocol import (
     HandlerFailure,
     call_tool_result,
@@ -84,6 +87,7 @@ __all__ = [
     "prompt_job",
     "resource_job",
     "result_writer",
+    "skill_granted",
     "tool_job",
     "value_job",
 ]
@@ -339,6 +343,8 @@ def _write_tool(call: ToolCall, result: CompleteResult | InputRequiredResult | T
     payload = result.payload  # recognised above: always a ToolOutput
     if isinstance(payload, ToolOutput) and payload.content:  # nothing to check without
         _check_binary(payload.content, limits)
+        if call.revision.has_handshake and holds_app_html(payload.content):
+            raise _contract_failure(f"tool {call.tool.name!r} returned MCP App HTML on 2025")
     body = call_tool_result(
         result,
         call.revision,
@@ -455,6 +461,24 @@ def _resource_result(returned: object) -> CompleteResult | InputRequiredResult:
     return _recognised(returned, resource, "a resource handler")
 
 
+def _app_result(
+    resource: ResourceRegistration, out: Output, result: CompleteResult | InputRequiredResult
+) -> CompleteResult | InputRequiredResult:
+    """An App's contents labelled with its declaration; App HTML refused where Apps do not
+    exist (a 2025 revision)."""
+    if isinstance(result, InputRequiredResult):
+        return result
+    if resource.app is not None and resource.uri is not None:
+        try:
+            return app_contents(result, resource.uri, resource.app)
+        except InvalidValueError as error:
+            raise _contract_failure(f"resource {resource.uri!r}: {error.rule}") from None
+    contents = result.payload.contents if isinstance(result.payload, ResourceOutput) else ()
+    if out.revision.has_handshake and holds_app_html(contents):
+        raise _contract_failure("a resource returned MCP App HTML on a 2025 revision")
+    return result
+
+
 def _write_resource(
     out: Output, cache: CachePolicy, result: CompleteResult | InputRequiredResult
 ) -> bytes:
@@ -525,7 +549,9 @@ def resource_job(
         resource.handler,
         arguments,
         resource.is_async,
-        lambda returned: _write_resource(out, cache, _resource_result(returned)),
+        lambda returned: _write_resource(
+            out, cache, _app_result(resource, out, _resource_result(returned))
+        ),
         at_once,
     )
 
@@ -545,3 +571,17 @@ def checked(value: object, kind: type[Any], what: str) -> Any:
     if not isinstance(value, kind):
         raise _contract_failure(f"{what} returned {type(value).__name__}")
     return value
+
+
+def skill_granted(policy: SkillAccessPolicy | None, access: SkillAccess) -> bool:
+    """The endpoint's skill access policy's answer for ``access`` (no policy: granted).  Only
+    ``True`` grants; a policy that raises denies, logged by type, so a failing policy fails
+    closed and its failure looks like any denial.  Called on the loop: a policy must not
+    block."""
+    if policy is None:
+        return True
+    try:
+        return policy(access) is True
+    except Exception as error:
+        log.warning("mcpkit: the skill access policy raised %s; denied", type(error).__name__)
+        return False

@@ -108,6 +108,13 @@ from mcpkit.server._params import (
 from mcpkit.server._policy import Interceptor, ResultSanitizer
 from mcpkit.server._protection import RequestStateProtector
 from mcpkit.server._sessions import Session
+from mcpkit.server._skills import (
+    read_directory,
+    read_skill_file,
+    skills_directory,
+    skills_get,
+    skills_list,
+)
 from mcpkit.server._task_delivery import deliverable
 from mcpkit.server._task_store import TaskKey, TaskStatus
 from mcpkit.server._task_wire import created_message, detailed_message
@@ -764,6 +771,9 @@ class Operations:
 
     async def _resources_read(self, call: Call) -> bytes:
         uri: str = call.args
+        skill_file = call.runtime.endpoint.find_skill_file(uri, call.revision)
+        if skill_file is not None:  # before resources: nothing shadows a skill file
+            return read_skill_file(self, call, *skill_file)
         match = call.runtime.endpoint.find_resource(uri, call.revision, limits=self.limits)
         if match is None:
             raise ResourceNotFound(uri)
@@ -881,6 +891,9 @@ METHODS: Final = (
     Method("tasks/get", _STATELESS, read_task, Operations._tasks_get, tasks=True),
     Method("tasks/update", _STATELESS, read_task_update, Operations._tasks_update, tasks=True),
     Method("tasks/cancel", _STATELESS, read_task, Operations._tasks_cancel, tasks=True),
+    Method("skills/list", _STATELESS, read_cursor, skills_list, skills=True),
+    Method("skills/get", _STATELESS, read_uri, skills_get, skills=True),
+    Method("resources/directory/read", _STATELESS, read_directory, skills_directory, skills=True),
 )
 """Every request method the server answers, one row each (``Method``): adding a method is a
 row here plus its operation above."""

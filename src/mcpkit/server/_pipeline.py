@@ -72,6 +72,7 @@ from mcpkit.server._listen import (
 )
 from mcpkit.server._operations import Operations, read_params
 from mcpkit.server._policy import AdmissionController, AdmissionRequest, Admitted, Rejected
+from mcpkit.server._rate_limit import denial
 from mcpkit.server._sessions import Session, SessionStore
 from mcpkit.server._task_delivery import task_snapshot
 from mcpkit.server._task_store import TaskKey
@@ -288,6 +289,13 @@ class Pipeline:
                 if channel.disconnected.is_set():
                     return  # cancelled, or the server stopped, while it was admitted
                 admitted = decision
+            if runtime.limiting:  # only with rate limiters: otherwise one attribute test
+                retry_after = await runtime.limiting.charge(
+                    runtime.endpoint, revision, envelope, args, admitted, http
+                )
+                if retry_after is not None:
+                    await channel.refuse(*denial(envelope, revision, retry_after))
+                    return
             opening = False
             if sessions and headers is not None:
                 conversation = self._bind(conversation, selection, runtime, admitted)

@@ -20,7 +20,7 @@ import ipaddress
 import logging
 import re
 import socket
-from collections.abc import AsyncIterator, Callable, Collection, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Final, Literal, TypeAlias
@@ -40,6 +40,8 @@ from mcpkit.server import (
     EventStore,
     Interceptor,
     Keyring,
+    RateLimiter,
+    RateLimits,
     ResultSanitizer,
     SessionStore,
     StdioConnection,
@@ -205,6 +207,9 @@ class Server:
         events: EventStore | None = None,
         subscription_authorizer: SubscriptionAuthorizer | None = None,
         task_store: TaskStore | None = None,
+        rate_limiters: Mapping[str, RateLimiter] | None = None,
+        tool_rate_limiter: RateLimiter | str | None = None,
+        request_rate_limiter: RateLimiter | str | None = None,
         loop: EventLoop = "asyncio",
         drain_seconds: float = 30.0,
         debug: bool = False,
@@ -230,6 +235,11 @@ class Server:
             events=events,
             subscription_authorizer=subscription_authorizer,
             task_store=task_store,
+            rate_limits=RateLimits(
+                {} if rate_limiters is None else rate_limiters,
+                tool_rate_limiter,
+                request_rate_limiter,
+            ),
             debug=debug,
         )
         self._build(

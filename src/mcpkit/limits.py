@@ -44,6 +44,7 @@ _RANGES: Final[dict[str, tuple[float, float]]] = {
     "max_skill_yaml_nodes": (1, 1_000_000),
     "max_skill_yaml_scalar_units": (1, 1_048_576),
     "max_skill_yaml_total_units": (1, 4_194_304),
+    "max_skill_yaml_work_units": (1, 500_000_000),
     "max_request_state_bytes": (1, 1 * MiB),
     "max_request_state_decoded_bytes": (1, 1 * MiB),
     "request_state_lifetime_seconds": (1.0, 7 * 86_400.0),
@@ -199,6 +200,10 @@ class Limits:
     """UTF-16 code units of one front-matter scalar (key or value)."""
     max_skill_yaml_total_units: int = 4_194_304
     """UTF-16 code units of all front-matter scalars together."""
+    max_skill_yaml_work_units: int = 50_000_000
+    """Work units one ``SKILL.md`` front-matter parse may spend (Soklet's bound): one per
+    character or line a pass of the parser looks at and per node built, whatever the
+    document's shape."""
 
     # Multi-round request state
     max_request_state_bytes: int = 65_536

@@ -243,3 +243,52 @@ def test_total_units_at_the_limit_and_past() -> None:
     limits = DEFAULT_LIMITS.replace(max_skill_yaml_total_units=6)
     assert parse("a: bc\nd: ef", limits) == {"a": "bc", "d": "ef"}
     refused("a: bc\nd: efg", "max_skill_yaml_total_units", limits)
+
+
+def test_work_units_at_the_limit_and_past() -> None:
+    # "a: 1" (4 characters, one line) costs 31: the character check 5, three peeks (the first
+    # line, the root block, its mapping) 15, splitting the entry 5, the mapping node 1, the
+    # key 1 + 1, the value's text 1, the value node 1 + 1
+    assert parse("a: 1", Limits(max_skill_yaml_work_units=31)) == {"a": 1}
+    message = refused("a: 1", "max_skill_yaml_work_units", Limits(max_skill_yaml_work_units=30))
+    assert message == (
+        "SKILL.md front matter: parsing takes more work than Limits.max_skill_yaml_work_units; "
+        "shorten it"
+    )
+
+
+def test_default_work_units_are_50_million() -> None:
+    assert DEFAULT_LIMITS.max_skill_yaml_work_units == 50_000_000
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: " + "x" * 10_000,
+        "a: |\n" + "  x\n" * 5_000,
+        "a: >\n" + "\n" * 5_000 + "  x",
+        "a: x\n" + "  y\n" * 5_000,
+        "a: 'x" + "''" * 5_000 + "'",
+        "a:\n" + "- x\n" * 5_000,
+        "a:\n" + "- - - x\n" * 2_000,
+        "".join(f"k{index}: {index}\n" for index in range(2_000)),
+    ],
+)
+def test_the_charge_is_at_least_the_document_size(text: str) -> None:
+    # every character is looked at, so a parse that charged less would undercount its work;
+    # and a few passes each is all it costs, so ordinary documents stay far inside the default
+    assert parse(text, Limits(max_skill_yaml_work_units=16 * len(text)))
+    refused(text, "max_skill_yaml_work_units", Limits(max_skill_yaml_work_units=len(text)))
+
+
+def test_a_line_peeked_once_per_level_is_charged_each_time() -> None:
+    # each of the 100 enclosing mappings peeks the last line again as it ends, so the parse
+    # costs at least 100 times that line, not its length once
+    depth, width = 100, 1_000
+    nested = [" " * level + f"k{level}:" for level in range(depth)] + [" " * depth + "leaf: 1"]
+    lines = [*nested, "z" * width + ": 1"]
+    size = sum(len(line) + 1 for line in lines)
+    assert size * 3 < depth * width
+    with pytest.raises(ConfigurationError, match="max_skill_yaml_work_units"):
+        parse_front_matter(lines, Limits(max_skill_yaml_work_units=depth * width))
+    assert parse_front_matter(lines, Limits(max_skill_yaml_work_units=2 * depth * width))

@@ -153,6 +153,11 @@ def test_oversized_yaml_is_refused() -> None:
         "max_skill_yaml_nodes",
         max_skill_yaml_nodes=10,
     )
+    refused(
+        {"SKILL.md": front("name: pdf\ndescription: d")},
+        "max_skill_yaml_work_units",
+        max_skill_yaml_work_units=20,
+    )
 
 
 def test_duplicate_keys_are_refused() -> None:

@@ -7,8 +7,10 @@ refused rather than guessed at: flow collections, anchors and aliases (the billi
 vector), tags, directives, complex keys, tabs in indentation, duplicate keys.  Plain scalars
 resolve by the YAML 1.2 core schema (null, booleans, integers, floats), so a front matter value
 means what a YAML 1.2 reader would say it means.  Nesting, node count and scalar UTF-16 units
-are bounded by ``Limits`` fields, checked as the parse goes.  Messages are fixed: they say what
-is wrong and how to fix it, never quote the document.
+are bounded by ``Limits`` fields, checked as the parse goes, and so is the total work: each
+pass over a line or scalar is charged its length before it runs, so no shape (deep nesting
+re-peeking a line, long lines, many nodes) makes a parse cost more than the work-unit limit.
+Messages are fixed: they say what is wrong and how to fix it, never quote the document.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ _DEPTH: Final = "mappings and sequences nest deeper than Limits.max_skill_yaml_d
 _NODES: Final = "there are more nodes than Limits.max_skill_yaml_nodes; shorten it"
 _SCALAR_UNITS: Final = "a scalar is longer than Limits.max_skill_yaml_scalar_units; shorten it"
 _TOTAL_UNITS: Final = "the scalars are longer in total than Limits.max_skill_yaml_total_units"
+_WORK: Final = "parsing takes more work than Limits.max_skill_yaml_work_units; shorten it"
 _NUMBER: Final = "a number cannot be written as JSON (beyond +-2**53, infinite or NaN); quote it"
 
 # C0 controls other than tab and LF/CR, DEL, and surrogates (YAML's printable set, minus C1
@@ -103,16 +106,25 @@ class _Parser:
         self.limits = limits
         self.nodes = 0
         self.units = 0
+        self.work = 0
 
     # --- accounting ---------------------------------------------------------------------
 
+    def _charge(self, units: int) -> None:
+        """Charge ``units`` of work before doing it, so a refused parse never does it."""
+        self.work += units
+        if self.work > self.limits.max_skill_yaml_work_units:
+            raise _fail(_WORK)
+
     def _node(self) -> None:
+        self._charge(1)
         self.nodes += 1
         if self.nodes > self.limits.max_skill_yaml_nodes:
             raise _fail(_NODES)
 
     def _scalar(self, text: str) -> str:
         self._node()
+        self._charge(len(text))  # counting its units, and hashing it if it is a key
         units = _units(text)
         if units > self.limits.max_skill_yaml_scalar_units:
             raise _fail(_SCALAR_UNITS)
@@ -128,6 +140,8 @@ class _Parser:
         content, without consuming it; ``None`` at the end."""
         while self.pos < len(self.lines):
             line = self.lines[self.pos]
+            # charged on every peek: a line after a deep block is peeked once per level
+            self._charge(len(line) + 1)
             content = line.lstrip(" ")
             if content.startswith("\t"):
                 if content.strip(" \t"):
@@ -154,6 +168,7 @@ class _Parser:
     def _mapping(self, indent: int, depth: int) -> JsonObject:
         members: dict[str, object] = {}
         while (line := self._peek()) is not None and line[0] >= indent:
+            self._charge(len(line[1]) + 1)  # splitting the entry
             if line[0] > indent:
                 raise _fail(_MISALIGNED)
             if _item(line[1]):
@@ -172,6 +187,7 @@ class _Parser:
     def _sequence(self, indent: int, depth: int) -> JsonArray:
         items: list[object] = []
         while (line := self._peek()) is not None and line[0] >= indent:
+            self._charge(len(line[1]) + 1)  # splitting the item, and rewriting the line
             if line[0] > indent:
                 raise _fail(_MISALIGNED)
             content = line[1]
@@ -198,6 +214,7 @@ class _Parser:
                 return self.block(line[0], depth + 1)
             self._scalar("")
             return None
+        self._charge(len(rest))  # the header match, the quoted scan or resolving the plain text
         if rest[0] in "|>":
             return self._block_scalar(rest, indent)
         if rest[0] == '"' or rest[0] == "'":
@@ -217,6 +234,7 @@ class _Parser:
         blanks = 0
         while self.pos < len(self.lines):
             line = self.lines[self.pos]
+            self._charge(len(line) + 1)  # stripping it, cutting its comment, joining it
             content = line.strip(" \t")
             if not content:
                 blanks += 1
@@ -240,6 +258,7 @@ class _Parser:
         width: int | None = None
         while self.pos < len(self.lines):
             line = self.lines[self.pos]
+            self._charge(len(line) + 1)  # measuring its indentation and slicing it
             if not line.strip(" \t"):
                 body.append("")
                 self.pos += 1
@@ -253,6 +272,7 @@ class _Parser:
                 break
             body.append(line[width:])
             self.pos += 1
+        self._charge(len(body) + sum(map(len, body)))  # chomping and folding (or joining)
         trailing = len(body) - len(_rstrip_blank(body))
         body = body[: len(body) - trailing]
         text = _fold(body) if folded else "\n".join(body)
@@ -392,10 +412,12 @@ def parse_front_matter(lines: list[str], limits: Limits) -> JsonObject:
     """The front matter whose lines (between the ``---`` delimiters, without line ends) are
     ``lines``, as a JSON object; ``ConfigurationError`` with a fixed message if it is outside
     the profile or over a limit."""
+    parser = _Parser([], limits)
     for line in lines:
+        parser._charge(len(line) + 1)  # the character check, and copying the line
         if _FORBIDDEN.search(line) or "\r" in line:
             raise _fail(_CHARACTERS)
-    parser = _Parser(list(lines), limits)
+    parser.lines = list(lines)  # a copy: compact items rewrite their line
     first = parser._peek()
     if first is None or _item(first[1]):
         raise _fail(_NOT_MAPPING)

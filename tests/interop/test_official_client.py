@@ -41,9 +41,9 @@ from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
-from mcp.types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
 
 from ..spec_schemas import closed_document, definitions, schema_errors
+from .conftest import handshake
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 EVERYTHING: Final = ROOT / "examples" / "everything.py"
@@ -294,25 +294,6 @@ class Wire:
 Scenario = Callable[[ClientSession], Awaitable[None]]
 
 
-async def handshake(session: ClientSession, revision: str) -> None:
-    """Negotiate ``revision`` the way the client does it."""
-    if revision == LATEST_MODERN_VERSION:
-        await session.discover()
-    elif revision == LATEST_HANDSHAKE_VERSION:
-        await session.initialize()
-    else:
-        request = types.InitializeRequest(
-            params=types.InitializeRequestParams(
-                protocol_version=revision,
-                capabilities=types.ClientCapabilities(),
-                client_info=CLIENT_INFO,
-            )
-        )
-        session.adopt(await session.send_request(request, types.InitializeResult))
-        await session.send_notification(types.InitializedNotification())
-    assert session.protocol_version == revision
-
-
 def drive(url: str, revision: str, scenario: Scenario) -> Wire:
     """Run ``scenario`` in a client session at ``revision``; what the client received."""
     recorder = RecordingTransport()
@@ -323,7 +304,7 @@ def drive(url: str, revision: str, scenario: Scenario) -> Wire:
             streamable_http_client(url, http_client=http) as (read, write),
             ClientSession(read, write, client_info=CLIENT_INFO) as session,
         ):
-            await handshake(session, revision)
+            await handshake(session, revision, CLIENT_INFO)
             await scenario(session)
 
     asyncio.run(asyncio.wait_for(main(), TIMEOUT_SECONDS))
@@ -569,7 +550,7 @@ def test_stdio_tools_prompts_and_resources(revision: str) -> None:
             stdio_client(parameters, errlog=errlog) as (read, write),
             ClientSession(read, write, client_info=CLIENT_INFO) as session,
         ):
-            await handshake(session, revision)
+            await handshake(session, revision, CLIENT_INFO)
             assert session.server_info is not None
             assert session.server_info.name == "mcpkit-everything"
             listed = await session.list_tools()

@@ -18,17 +18,13 @@ conformance runner installs its harness, on first use; a failed install fails th
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
 import re
 import signal
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Final
 
 import httpx2
@@ -37,9 +33,8 @@ import pytest
 from mcp.client import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp.types.version import LATEST_HANDSHAKE_VERSION, LATEST_MODERN_VERSION
 
-from .conftest import PATH, READY_SECONDS, answers, free_port, server_stderr, stop
+from .conftest import handshake, runner, serving
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 TARGET: Final = "examples/quickstart.py"
@@ -77,49 +72,11 @@ def summary(text: str) -> str:
 @pytest.fixture(scope="module")
 def quickstart_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The URL (``http://127.0.0.1:<port>/mcp``) of ``mcpkit serve`` serving the quickstart."""
-    port = free_port()
-    log_path = tmp_path_factory.mktemp("quickstart-server") / "stderr.log"
-    command = [
-        sys.executable, "-m", "mcpkit", "serve", TARGET, "--host", "127.0.0.1", "--port", str(port),
-    ]  # fmt: skip
-    with log_path.open("w+b") as log:
-        process = subprocess.Popen(
-            command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
-        )
-        try:
-            deadline = time.monotonic() + READY_SECONDS
-            while not answers(port):
-                if process.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(
-                        f"mcpkit serve {TARGET} did not answer on port {port}:\n"
-                        + server_stderr(log)
-                    )
-                time.sleep(0.1)
-            yield f"http://127.0.0.1:{port}{PATH}"
-        finally:
-            stop(process)
+    with serving(TARGET, tmp_path_factory.mktemp("quickstart-server")) as url:
+        yield url
 
 
 # --- the official Python client --------------------------------------------------------------
-
-
-async def handshake(session: ClientSession, revision: str) -> None:
-    """Negotiate ``revision`` the way the client does it."""
-    if revision == LATEST_MODERN_VERSION:
-        await session.discover()
-    elif revision == LATEST_HANDSHAKE_VERSION:
-        await session.initialize()
-    else:  # an older handshake revision: the client's public request and adopt API
-        request = types.InitializeRequest(
-            params=types.InitializeRequestParams(
-                protocol_version=revision,
-                capabilities=types.ClientCapabilities(),
-                client_info=CLIENT_INFO,
-            )
-        )
-        session.adopt(await session.send_request(request, types.InitializeResult))
-        await session.send_notification(types.InitializedNotification())
-    assert session.protocol_version == revision
 
 
 def text_of(block: object) -> str:
@@ -140,7 +97,7 @@ def test_python_client(quickstart_url: str, revision: str) -> None:
     name, text = f"py-{revision}", f"written at {revision}"
 
     async def scenario(session: ClientSession) -> None:
-        await handshake(session, revision)
+        await handshake(session, revision, CLIENT_INFO)
         assert session.server_info is not None
         assert (session.server_info.name, session.server_info.version) == ("notes", "1.0.0")
 
@@ -186,25 +143,13 @@ def test_python_client(quickstart_url: str, revision: str) -> None:
 # --- Node: the TypeScript SDK and the Inspector CLI ------------------------------------------
 
 
-def _runner() -> ModuleType:
-    """``tools/run_conformance.py``, which owns installing Node and npm packages."""
-    spec = importlib.util.spec_from_file_location(
-        "mcpkit_run_conformance", ROOT / "tools" / "run_conformance.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 class Npm:
     """Node >= 22, its environment, and npm installs into the conformance cache.  Each
     ``package@version`` gets its own folder (``<cache>/<name>-<version>``), so the SDK pinned
     here and the one ``test_typescript_client.py`` pins never share an install."""
 
     def __init__(self) -> None:
-        self.runner = _runner()
+        self.runner = runner()
         self.cache = Path(
             os.environ.get("MCPKIT_CONFORMANCE_CACHE", self.runner.DEFAULT_CACHE)
         ).resolve()

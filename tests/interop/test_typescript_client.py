@@ -12,16 +12,15 @@ the application publishes, then ends its session.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Final
 
 import pytest
+
+from .conftest import runner
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 CLIENT: Final = Path(__file__).with_name("typescript") / "client.mjs"
@@ -30,26 +29,14 @@ SDK_VERSION: Final = "1.32.2"
 RUN_SECONDS: Final = 60
 
 
-def _runner() -> ModuleType:
-    """``tools/run_conformance.py``, which owns installing Node and npm packages."""
-    spec = importlib.util.spec_from_file_location(
-        "mcpkit_run_conformance", ROOT / "tools" / "run_conformance.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def node_client() -> tuple[Path, dict[str, str], Path]:
     """Node, its environment, and the folder whose ``node_modules`` holds the SDK."""
-    runner = _runner()
-    cache = Path(os.environ.get("MCPKIT_CONFORMANCE_CACHE", runner.DEFAULT_CACHE)).resolve()
-    node = runner.find_node(cache)
+    install = runner()
+    cache = Path(os.environ.get("MCPKIT_CONFORMANCE_CACHE", install.DEFAULT_CACHE)).resolve()
+    node = install.find_node(cache)
     env = {**os.environ, "PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    manifest = runner.install_package(cache, SDK, SDK_VERSION, node, env, "package.json")
+    manifest = install.install_package(cache, SDK, SDK_VERSION, node, env, "package.json")
     assert json.loads(manifest.read_text(encoding="utf-8"))["version"] == SDK_VERSION
     return node, env, manifest.parents[2]  # <folder>/node_modules/@modelcontextprotocol/sdk
 

@@ -71,3 +71,7 @@ def test_elicitation_mode_exists_from_november_2025_on() -> None:
 
 def test_only_november_2025_streams_start_with_a_priming_event() -> None:
     assert [profile(r).priming_event for r in (JUNE, NOVEMBER, MODERN)] == [False, True, False]
+
+
+def test_only_2026_has_mcp_apps() -> None:
+    assert [profile(r).apps for r in (JUNE, NOVEMBER, MODERN)] == [False, False, True]

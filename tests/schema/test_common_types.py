@@ -19,7 +19,7 @@ import mcpkit
 from mcpkit import Endpoint, EndpointRegistry, Revision, endpoint, tool
 from mcpkit.errors import ArgumentsFailure as F
 from mcpkit.errors import ArgumentsInvalid, OutputError, OutputFailure, SchemaError
-from mcpkit.json import JsonObject, decode, encode, from_python
+from mcpkit.json import JsonObject, encode, from_python
 from mcpkit.limits import Limits
 from mcpkit.schema import _formats
 from mcpkit.schema import _typeinfo as ti
@@ -28,24 +28,9 @@ from mcpkit.schema._bind import bind
 from mcpkit.schema._typed import Arg, Int8, Width, derive_input, derive_output
 from mcpkit.testing import TestClient, stateless_headers, stateless_request
 
+from .binding import MAX, args, doc, refused
+
 UTC = dt.UTC
-MAX = Decimal("1.7976931348623157E+308")
-
-
-def doc(model: Any) -> Any:
-    return decode(encode(model.document))
-
-
-def args(text: str) -> JsonObject:
-    value = decode(text.encode())
-    assert isinstance(value, JsonObject)
-    return value
-
-
-def refused(model: Any, text: str) -> ArgumentsInvalid:
-    with pytest.raises(ArgumentsInvalid) as caught:
-        model.bind(args(text))
-    return caught.value
 
 
 def holder(hint: Any) -> type:

@@ -40,29 +40,13 @@ from pydantic import (
 from typing_extensions import TypedDict
 
 from mcpkit.errors import ArgumentsFailure as F
-from mcpkit.errors import ArgumentsInvalid, OutputError, OutputFailure, SchemaError
-from mcpkit.json import JsonObject, decode, encode
+from mcpkit.errors import OutputError, OutputFailure, SchemaError
 from mcpkit.schema._typed import Arg, Int8, derive_input, derive_output
+
+from .binding import args, doc, refused
 
 T = TypeVar("T")
 UTC = dt.UTC
-MAX = Decimal("1.7976931348623157E+308")
-
-
-def doc(model: Any) -> Any:
-    return decode(encode(model.document))
-
-
-def args(text: str) -> JsonObject:
-    value = decode(text.encode())
-    assert isinstance(value, JsonObject)
-    return value
-
-
-def refused(model: Any, text: str) -> ArgumentsInvalid:
-    with pytest.raises(ArgumentsInvalid) as caught:
-        model.bind(args(text))
-    return caught.value
 
 
 class Address(BaseModel):

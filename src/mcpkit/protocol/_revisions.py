@@ -78,6 +78,9 @@ class RevisionProfile:
     """A session's event stream starts with a priming event (its id, ``retry:`` and empty
     data) so a client can resume it from the start (2025-11-25, SEP-1699); 2025-06-18 has no
     such event and 2026-07-28 no resumable streams."""
+    apps: bool
+    """MCP Apps exist (2026-07-28): a tool result or resource read may carry App HTML
+    (``text/html;profile=mcp-app``); on a 2025 revision such content is a contract failure."""
 
 
 _JUNE_2025: Final = RevisionProfile(
@@ -97,6 +100,7 @@ _JUNE_2025: Final = RevisionProfile(
     invalid_arguments_as_tool_error=False,
     elicitation_mode=False,
     priming_event=False,
+    apps=False,
 )
 # Each later row is the row before it plus what its revision changed.
 _NOVEMBER_2025: Final = replace(
@@ -119,6 +123,7 @@ _JULY_2026: Final = replace(
     catalog_order=CatalogOrder.REGISTRATION,
     resource_not_found_code=-32602,
     priming_event=False,
+    apps=True,
 )
 
 _TABLE: Final = MappingProxyType(

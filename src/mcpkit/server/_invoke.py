@@ -343,7 +343,7 @@ def _write_tool(call: ToolCall, result: CompleteResult | InputRequiredResult | T
     payload = result.payload  # recognised above: always a ToolOutput
     if isinstance(payload, ToolOutput) and payload.content:  # nothing to check without
         _check_binary(payload.content, limits)
-        if call.revision.has_handshake and holds_app_html(payload.content):
+        if not profile(call.revision).apps and holds_app_html(payload.content):
             raise _contract_failure(f"tool {call.tool.name!r} returned MCP App HTML on 2025")
     body = call_tool_result(
         result,
@@ -474,7 +474,7 @@ def _app_result(
         except InvalidValueError as error:
             raise _contract_failure(f"resource {resource.uri!r}: {error.rule}") from None
     contents = result.payload.contents if isinstance(result.payload, ResourceOutput) else ()
-    if out.revision.has_handshake and holds_app_html(contents):
+    if not profile(out.revision).apps and holds_app_html(contents):
         raise _contract_failure("a resource returned MCP App HTML on a 2025 revision")
     return result
 

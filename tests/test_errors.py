@@ -90,6 +90,26 @@ WIRE_TABLE: dict[type[ProtocolError], tuple[int, int, str, type[MCPKitError]]] =
         errors.RateLimited,
     ),
     errors.SubscriptionDenied: (-31997, 403, "Subscription not authorized", ProtocolError),
+    errors.Unauthorized: (
+        -31901,
+        401,
+        "Authentication required: send an OAuth access token for this server as "
+        "'Authorization: Bearer <token>'; the WWW-Authenticate header says where to get one",
+        ProtocolError,
+    ),
+    errors.InsufficientScope: (
+        -31902,
+        403,
+        "The access token lacks a scope this request needs; obtain a token with the scopes "
+        "the WWW-Authenticate header names and retry",
+        ProtocolError,
+    ),
+    errors.AuthorizationUnavailable: (
+        -32603,
+        503,
+        "The access token cannot be verified right now; retry later",
+        errors.InternalError,
+    ),
     errors.TaskNotFound: (-32602, 400, "Task not found or expired", errors.InvalidParams),
     errors.TaskQuota: (
         -31999,

@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 from mcpkit._version import __version__ as __version__
 from mcpkit.errors import ArgumentsFailure as ArgumentsFailure
 from mcpkit.errors import ArgumentsInvalid as ArgumentsInvalid
+from mcpkit.errors import AuthorizationUnavailable as AuthorizationUnavailable
 from mcpkit.errors import Cancelled as Cancelled
 from mcpkit.errors import ConfigurationError as ConfigurationError
 from mcpkit.errors import DeadlineExceeded as DeadlineExceeded
 from mcpkit.errors import HeaderMismatch as HeaderMismatch
 from mcpkit.errors import InputUnavailable as InputUnavailable
+from mcpkit.errors import InsufficientScope as InsufficientScope
 from mcpkit.errors import InternalError as InternalError
 from mcpkit.errors import InvalidParams as InvalidParams
 from mcpkit.errors import InvalidRequest as InvalidRequest
@@ -44,6 +46,7 @@ from mcpkit.errors import TaskQuota as TaskQuota
 from mcpkit.errors import TaskStoreUnavailable as TaskStoreUnavailable
 from mcpkit.errors import ToolError as ToolError
 from mcpkit.errors import TooManySessions as TooManySessions
+from mcpkit.errors import Unauthorized as Unauthorized
 from mcpkit.errors import UnsupportedProtocolVersion as UnsupportedProtocolVersion
 from mcpkit.limits import DEFAULT_LIMITS as DEFAULT_LIMITS
 from mcpkit.limits import Limits as Limits
@@ -129,6 +132,7 @@ from mcpkit.schema import Int64 as Int64
 from mcpkit.schema import Width as Width
 
 if _TYPE_CHECKING:
+    from mcpkit.server import AccessToken as AccessToken
     from mcpkit.server import AdmissionRequest as AdmissionRequest
     from mcpkit.server import Admitted as Admitted
     from mcpkit.server import Broadcaster as Broadcaster
@@ -136,6 +140,8 @@ if _TYPE_CHECKING:
     from mcpkit.server import ChangeKind as ChangeKind
     from mcpkit.server import CorsPolicy as CorsPolicy
     from mcpkit.server import EventStore as EventStore
+    from mcpkit.server import IntrospectionVerifier as IntrospectionVerifier
+    from mcpkit.server import JwtVerifier as JwtVerifier
     from mcpkit.server import Keyring as Keyring
     from mcpkit.server import KeyringSnapshot as KeyringSnapshot
     from mcpkit.server import Lease as Lease
@@ -150,6 +156,7 @@ if _TYPE_CHECKING:
     from mcpkit.server import RateLimiter as RateLimiter
     from mcpkit.server import RateLimitTarget as RateLimitTarget
     from mcpkit.server import Rejected as Rejected
+    from mcpkit.server import ResourceServer as ResourceServer
     from mcpkit.server import Session as Session
     from mcpkit.server import SessionStore as SessionStore
     from mcpkit.server import SqliteTaskStore as SqliteTaskStore
@@ -162,11 +169,23 @@ if _TYPE_CHECKING:
     from mcpkit.server import TaskStatus as TaskStatus
     from mcpkit.server import TaskStore as TaskStore
     from mcpkit.server import TokenBucket as TokenBucket
+    from mcpkit.server import TokenProblem as TokenProblem
+    from mcpkit.server import TokenRejected as TokenRejected
+    from mcpkit.server import TokenVerifier as TokenVerifier
+    from mcpkit.server import VerifierUnavailable as VerifierUnavailable
     from mcpkit.serving import Server as Server
 
 # The serving names load the engine, asyncio and the transports, so they are imported when first
 # used: ``import mcpkit`` (and everything an endpoint module needs) stays free of an event loop.
 _LAZY = {
+    "AccessToken": "mcpkit.server",
+    "IntrospectionVerifier": "mcpkit.server",
+    "JwtVerifier": "mcpkit.server",
+    "ResourceServer": "mcpkit.server",
+    "TokenProblem": "mcpkit.server",
+    "TokenRejected": "mcpkit.server",
+    "TokenVerifier": "mcpkit.server",
+    "VerifierUnavailable": "mcpkit.server",
     "AdmissionRequest": "mcpkit.server",
     "Admitted": "mcpkit.server",
     "Broadcaster": "mcpkit.server",
@@ -221,6 +240,7 @@ __all__ = (
     "DEFAULT_LIMITS",
     "LOG_LEVELS",
     "UNSET",
+    "AccessToken",
     "AdmissionRequest",
     "Admitted",
     "Annotations",
@@ -233,6 +253,7 @@ __all__ = (
     "ArgumentsFailure",
     "ArgumentsInvalid",
     "AudioContent",
+    "AuthorizationUnavailable",
     "BlobResourceContents",
     "Broadcaster",
     "CachePolicy",
@@ -261,15 +282,18 @@ __all__ = (
     "InputRequestKind",
     "InputRequiredResult",
     "InputUnavailable",
+    "InsufficientScope",
     "Int8",
     "Int16",
     "Int32",
     "Int64",
     "InternalError",
+    "IntrospectionVerifier",
     "InvalidParams",
     "InvalidRequest",
     "InvalidValueError",
     "InvocationFeatures",
+    "JwtVerifier",
     "Keyring",
     "KeyringSnapshot",
     "Lease",
@@ -317,6 +341,7 @@ __all__ = (
     "ResourceNotFound",
     "ResourceOutput",
     "ResourceRegistration",
+    "ResourceServer",
     "Revision",
     "Role",
     "Root",
@@ -352,14 +377,19 @@ __all__ = (
     "TextContent",
     "TextResourceContents",
     "TokenBucket",
+    "TokenProblem",
+    "TokenRejected",
+    "TokenVerifier",
     "TooManySessions",
     "ToolAnnotations",
     "ToolArguments",
     "ToolError",
     "ToolOutput",
     "ToolRegistration",
+    "Unauthorized",
     "UnsupportedProtocolVersion",
     "UriParam",
+    "VerifierUnavailable",
     "Width",
     "__version__",
     "check_input_responses",

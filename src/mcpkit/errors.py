@@ -23,6 +23,8 @@ Tree::
     │   │   ├── DeadlineExceeded      -32603  504  the deadline passed while the handler ran
     │   │   ├── TooManySessions       -32603  503  the server holds its most sessions
     │   │   ├── TaskStoreUnavailable  -32603  503  the task store could not be read or written
+    │   │   ├── AuthorizationUnavailable -32603 503  an access token could not be verified
+    │   │   │                                      now (JWKS or introspection unreachable)
     │   │   └── ProtectorUnavailable  -32603  503  request state could not be sealed or opened
     │   ├── ResourceNotFound          -32002  200  (2025 revisions; 2026 maps not-found to -32602)
     │   ├── HeaderMismatch            -32020  400
@@ -31,6 +33,8 @@ Tree::
     │   ├── SessionRequired           -32000  400  a 2025 session request without Mcp-Session-Id
     │   ├── SessionNotFound           -32001  404  unknown, ended or expired, or another owner's
     │   ├── SubscriptionDenied        -31997  403  the subscription authorizer refused a listen
+    │   ├── Unauthorized              -31901  401  no valid OAuth access token (resource server)
+    │   ├── InsufficientScope         -31902  403  the access token lacks a scope the request needs
     │   ├── TaskInterrupted           -31903  500  (a failed task's error) the server stopped
     │   │                                          while the task ran
     │   └── RateLimited               -31999  429
@@ -58,11 +62,13 @@ from typing import ClassVar
 __all__ = [
     "ArgumentsFailure",
     "ArgumentsInvalid",
+    "AuthorizationUnavailable",
     "Cancelled",
     "ConfigurationError",
     "DeadlineExceeded",
     "HeaderMismatch",
     "InputUnavailable",
+    "InsufficientScope",
     "InternalError",
     "InvalidParams",
     "InvalidRequest",
@@ -92,6 +98,7 @@ __all__ = [
     "TaskStoreUnavailable",
     "TooManySessions",
     "ToolError",
+    "Unauthorized",
     "UnsupportedProtocolVersion",
 ]
 
@@ -461,6 +468,39 @@ class SubscriptionDenied(ProtocolError):
     jsonrpc_code = -31997
     http_status = 403
     message = "Subscription not authorized"
+
+
+class Unauthorized(ProtocolError):
+    """The resource server found no valid access token: none was sent, or the one sent is
+    malformed, expired, for another resource or badly signed (401 with a ``WWW-Authenticate``
+    challenge that says why, in fixed words, and where to get a token)."""
+
+    jsonrpc_code = -31901
+    http_status = 401
+    message = (
+        "Authentication required: send an OAuth access token for this server as "
+        "'Authorization: Bearer <token>'; the WWW-Authenticate header says where to get one"
+    )
+
+
+class InsufficientScope(ProtocolError):
+    """The access token is valid but lacks a scope the request needs: 403 with a
+    ``WWW-Authenticate`` challenge naming every scope the operation requires."""
+
+    jsonrpc_code = -31902
+    http_status = 403
+    message = (
+        "The access token lacks a scope this request needs; obtain a token with the scopes "
+        "the WWW-Authenticate header names and retry"
+    )
+
+
+class AuthorizationUnavailable(InternalError):
+    """An access token could not be verified because the authorization server's keys or
+    introspection endpoint did not answer in time (or answered nonsense): 503, retry later."""
+
+    http_status = 503
+    message = "The access token cannot be verified right now; retry later"
 
 
 class TaskNotFound(InvalidParams):

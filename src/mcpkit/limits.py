@@ -87,6 +87,13 @@ _RANGES: Final[dict[str, tuple[float, float]]] = {
     "max_listen_task_ids": (1, 65_536),
     "max_rate_limit_partitions": (1, 1_000_000),
     "rate_limit_check_timeout_seconds": (0.001, 3_600.0),
+    "max_bearer_token_bytes": (64, 1 * MiB),
+    "max_token_scopes": (1, 65_536),
+    "max_verified_tokens": (1, 1_000_000),
+    "max_jwks_bytes": (1 * KiB, 16 * MiB),
+    "max_jwks_keys": (1, 4_096),
+    "verifier_timeout_seconds": (0.001, 3_600.0),
+    "max_catalog_views": (1, 65_536),
     "max_header_count": (1, 10_000),
     "max_header_bytes": (1 * KiB, 1 * MiB),
     "max_request_target_bytes": (16, 64 * KiB),
@@ -115,6 +122,7 @@ _FLOAT_FIELDS: Final = frozenset(
         "subscription_lease_seconds",
         "subscription_check_timeout_seconds",
         "rate_limit_check_timeout_seconds",
+        "verifier_timeout_seconds",
         "task_ttl_seconds",
         "task_timeout_seconds",
         "task_poll_interval_seconds",
@@ -313,6 +321,26 @@ class Limits:
     caller takes over an idle one or is denied (429), so memory never grows past it."""
     rate_limit_check_timeout_seconds: float = 1.0
     """How long an ``async`` rate limiter's ``acquire`` may take; a slower one is a denial."""
+
+    # OAuth resource server, where a server has one (``Server(auth=ResourceServer(...))``)
+    max_bearer_token_bytes: int = 16_384
+    """Bytes of the access token in one ``Authorization: Bearer`` header; a longer one is an
+    invalid token (401), refused before any verification work."""
+    max_token_scopes: int = 256
+    """Scopes one access token may carry; a token with more is an invalid token."""
+    max_verified_tokens: int = 4_096
+    """Verification outcomes the resource server remembers, each by the SHA-256 digest of its
+    token (never the token); the oldest is forgotten when full."""
+    max_jwks_bytes: int = 256 * KiB
+    """Bytes of one JWKS document; a larger one is a failed fetch."""
+    max_jwks_keys: int = 64
+    """Keys one JWKS document may hold; a document with more is a failed fetch."""
+    verifier_timeout_seconds: float = 5.0
+    """How long one JWKS fetch or token introspection may take; a slower one fails (a token
+    that needed it is answered 503)."""
+    max_catalog_views: int = 64
+    """Distinct per-caller catalogs an endpoint keeps prebuilt (one per set of granted scopes
+    that changes what its lists show); the least recently built is dropped when full."""
 
     # HTTP connections of the embedded server (``Server.run``/``serve``)
     max_header_count: int = 100

@@ -7,9 +7,11 @@ import pytest
 
 from mcpkit.errors import (
     ArgumentsInvalid,
+    AuthorizationUnavailable,
     DeadlineExceeded,
     HeaderMismatch,
     InputUnavailable,
+    InsufficientScope,
     InternalError,
     InvalidParams,
     InvalidRequest,
@@ -33,6 +35,7 @@ from mcpkit.errors import (
     TaskQuota,
     TaskStoreUnavailable,
     TooManySessions,
+    Unauthorized,
     UnsupportedProtocolVersion,
 )
 from mcpkit.model import Revision
@@ -69,6 +72,9 @@ CLASS_STATUS: list[tuple[type[ProtocolError], int]] = [
     (TaskQuota, 429),
     (TaskStoreUnavailable, 503),
     (TaskInterrupted, 500),
+    (Unauthorized, 401),
+    (InsufficientScope, 403),
+    (AuthorizationUnavailable, 503),
 ]
 # Capacity, deadline, rate-limit, session and protocol-version failures keep their status on
 # 2025.
@@ -84,6 +90,8 @@ KEEP_ON_LEGACY = {
     UnsupportedProtocolVersion,
     ListenQuota,
     TaskQuota,  # a RateLimited (tasks are 2026-07-28's: never written on 2025)
+    Unauthorized,
+    InsufficientScope,
 }
 LEGACY = [JUNE, NOVEMBER]
 

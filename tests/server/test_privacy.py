@@ -83,6 +83,11 @@ FIXED_MESSAGES = frozenset(
         "Too many tasks; wait for some to finish and expire before starting more",
         "Task store unavailable; retry later",
         "The task was interrupted by a server restart; call the tool again",
+        "Authentication required: send an OAuth access token for this server as "
+        "'Authorization: Bearer <token>'; the WWW-Authenticate header says where to get one",
+        "The access token lacks a scope this request needs; obtain a token with the scopes "
+        "the WWW-Authenticate header names and retry",
+        "The access token cannot be verified right now; retry later",
         "No MCP endpoint at this path. An endpoint answers at its declared path (such as /mcp); "
         "when the app is mounted under a prefix, at the prefix followed by that path (/ai/mcp "
         "under /ai).",

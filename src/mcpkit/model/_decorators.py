@@ -92,6 +92,7 @@ class ToolSpec:
     request_state_mode: RequestStateMode | None
     task_support: TaskSupport = TaskSupport.FORBIDDEN
     app: AppTool | None = None
+    scopes: Collection[str] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -106,6 +107,7 @@ class PromptSpec:
     completions: Mapping[str, CompletionHandler]
     input_requests: Sequence[InputRequestDeclaration]
     request_state_mode: RequestStateMode | None
+    scopes: Collection[str] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,6 +127,7 @@ class ResourceSpec:
     input_requests: Sequence[InputRequestDeclaration]
     request_state_mode: RequestStateMode | None
     app: AppResource | None = None
+    scopes: Collection[str] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -212,6 +215,7 @@ def tool(
     request_state_mode: RequestStateMode | None = None,
     task_support: TaskSupport = TaskSupport.FORBIDDEN,
     app: AppTool | None = None,
+    scopes: Collection[str] = (),
 ) -> Callable[[_F], _F]: ...
 
 
@@ -235,6 +239,7 @@ def tool(
     request_state_mode: RequestStateMode | None = None,
     task_support: TaskSupport = TaskSupport.FORBIDDEN,
     app: AppTool | None = None,
+    scopes: Collection[str] = (),
 ) -> _F | Callable[[_F], _F]:
     """Mark a method as a tool: ``@tool`` or ``@tool(...)``.  Its name is the method's unless
     ``name`` is given, and its description the method's docstring unless ``description`` is.
@@ -248,6 +253,8 @@ def tool(
     giving both is refused.  ``task_support`` lets the server run a call as a task
     (``TaskSupport.OPTIONAL`` or ``REQUIRED``): the method is the same, run in the background.
     ``app`` (an ``AppTool``) ties the tool to an MCP App's ``ui://`` resource (2026-07-28).
+    ``scopes`` (``scopes=["notes:write"]``) are the OAuth scopes a caller's access token must
+    all carry to call the tool, enforced by ``Server(auth=...)``.
     """
     hints = (read_only, destructive, idempotent, open_world)
     if any(hint is not None for hint in hints):
@@ -276,6 +283,7 @@ def tool(
             request_state_mode=request_state_mode,
             task_support=task_support,
             app=app,
+            scopes=scopes,
         )
 
     return _named(function, "tool", spec_for, name, description)
@@ -296,6 +304,7 @@ def prompt(
     completions: Mapping[str, CompletionHandler] = NO_COMPLETIONS,
     input_requests: Sequence[InputRequestDeclaration] = (),
     request_state_mode: RequestStateMode | None = None,
+    scopes: Collection[str] = (),
 ) -> Callable[[_F], _F]: ...
 
 
@@ -311,13 +320,15 @@ def prompt(
     completions: Mapping[str, CompletionHandler] = NO_COMPLETIONS,
     input_requests: Sequence[InputRequestDeclaration] = (),
     request_state_mode: RequestStateMode | None = None,
+    scopes: Collection[str] = (),
 ) -> _F | Callable[[_F], _F]:
     """Mark a method as a prompt: ``@prompt`` or ``@prompt(...)``, named and described as
     ``@tool`` is.  Its business parameters are ``str`` (required) or ``str | None`` /
     defaulted (optional) prompt arguments; ``Annotated[str, Arg(name=, title=,
     description=)]`` publishes another name or documentation.  ``completions`` maps
     published argument names to completion handlers; ``input_requests`` and
-    ``request_state_mode`` are its multi-round declarations."""
+    ``request_state_mode`` are its multi-round declarations; ``scopes`` the OAuth scopes a
+    caller's access token must all carry to get it, as for ``@tool``."""
 
     def spec_for(chosen: str, documented: str | None) -> PromptSpec:
         return PromptSpec(
@@ -329,6 +340,7 @@ def prompt(
             completions=completions,
             input_requests=input_requests,
             request_state_mode=request_state_mode,
+            scopes=scopes,
         )
 
     return _named(function, "prompt", spec_for, name, description)
@@ -349,6 +361,7 @@ def resource(
     input_requests: Sequence[InputRequestDeclaration] = (),
     request_state_mode: RequestStateMode | None = None,
     app: AppResource | None = None,
+    scopes: Collection[str] = (),
 ) -> Callable[[_F], _F]:
     """Mark a method as a resource: ``@resource("inventory://items/{sku}")``, exact when
     ``uri`` has no ``{variable}``, else a template whose variables reach ``str`` parameters of
@@ -356,7 +369,9 @@ def resource(
     described as ``@tool`` is.  The method returns a ``ResourceOutput``, or a ``str`` (text) or
     ``bytes`` (a blob) read under the requested URI with ``mime_type``.  ``input_requests``
     and ``request_state_mode`` are its multi-round declarations; ``app`` (an ``AppResource``)
-    makes an exact ``ui://`` resource an MCP App's HTML (2026-07-28)."""
+    makes an exact ``ui://`` resource an MCP App's HTML (2026-07-28); ``scopes`` are the OAuth
+    scopes a caller's access token must all carry to read it (any URI of a template), as for
+    ``@tool``."""
 
     def spec_for(chosen: str, documented: str | None) -> ResourceSpec:
         return ResourceSpec(
@@ -373,6 +388,7 @@ def resource(
             input_requests=input_requests,
             request_state_mode=request_state_mode,
             app=app,
+            scopes=scopes,
         )
 
     return _applier("resource", spec_for, name, description)

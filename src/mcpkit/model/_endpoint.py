@@ -183,6 +183,7 @@ class Endpoint:
     """
 
     __slots__ = (
+        "_declared_scopes",
         "_views",
         "implementation",
         "instructions",
@@ -225,6 +226,7 @@ class Endpoint:
     skill_access: SkillAccessPolicy | None
     """Who may see which skill (``None``: everyone); asked on every list entry, ``skills/get``
     and file read."""
+    _declared_scopes: tuple[str, ...]
     _views: Mapping[Revision, _View]
 
     def __init__(
@@ -315,6 +317,10 @@ class Endpoint:
             raise site.fail("skill_access must be callable with a SkillAccess, or None")
         values["skill_access"] = skill_access
         check_app_links(site, tools, exact)
+        declared: list[frozenset[str]] = [tool.scopes for tool in tools]
+        declared += (prompt.scopes for prompt in prompts)
+        declared += (resource.scopes for resource in resources)
+        values["_declared_scopes"] = tuple(sorted(set[str]().union(*declared)))
         values["_views"] = MappingProxyType(
             {
                 revision: _view(
@@ -341,6 +347,12 @@ class Endpoint:
 
     def __repr__(self) -> str:
         return f"<Endpoint {checks.show(self.path)} [{checks.wires(self.revisions)}]>"
+
+    @property
+    def declared_scopes(self) -> tuple[str, ...]:
+        """Every OAuth scope a tool, prompt, resource or template here declares, sorted and
+        without duplicates: what the server advertises as ``scopes_supported``."""
+        return self._declared_scopes
 
     # -- new endpoints ----------------------------------------------------------
 

@@ -61,6 +61,7 @@ class ToolOptions(TypedDict, total=False):
     request_state_mode: RequestStateMode | None
     task_support: TaskSupport
     app: AppTool | None
+    scopes: Collection[str]
 
 
 class PromptOptions(TypedDict, total=False):
@@ -74,6 +75,7 @@ class PromptOptions(TypedDict, total=False):
     completions: dict[str, CompletionHandler]
     input_requests: Sequence[InputRequestDeclaration]
     request_state_mode: RequestStateMode | None
+    scopes: Collection[str]
 
 
 class ResourceOptions(TypedDict, total=False):
@@ -91,6 +93,7 @@ class ResourceOptions(TypedDict, total=False):
     input_requests: Sequence[InputRequestDeclaration]
     request_state_mode: RequestStateMode | None
     app: AppResource | None
+    scopes: Collection[str]
 
 
 def _no_instance(cls: type[Any]) -> object:  # pragma: no cover - a function has no class

@@ -235,6 +235,7 @@ def tool_registration(
         "rate_limiter": spec.rate_limiter,
         "mirror_structured_content": spec.mirror_structured_content,
         "app": spec.app,
+        "scopes": spec.scopes,
     }
     created = [arm for arm in arms(method.result) if typing.get_origin(arm) is TaskCreatedResult]
     if created:
@@ -320,6 +321,7 @@ def prompt_registration(
         completions=spec.completions,
         input_requests=spec.input_requests,
         request_state_mode=spec.request_state_mode,
+        scopes=spec.scopes,
     )
 
 
@@ -371,6 +373,7 @@ def resource_registration(
         "annotations": spec.annotations,
         "input_requests": spec.input_requests,
         "request_state_mode": spec.request_state_mode,
+        "scopes": spec.scopes,
     }
     if not template:
         if method.business:

@@ -41,6 +41,7 @@ from mcpkit.model._input import InputRequestDeclaration, RequestStateMode
 from mcpkit.model._outputs import PromptOutput
 from mcpkit.model._results import CompleteResult, InputRequiredResult
 from mcpkit.model._revision import Revision, wires
+from mcpkit.model._scopes import checked_scopes
 
 __all__ = ["MAX_PROMPT_NAME_CHARS", "PromptArgument", "PromptHandler", "PromptRegistration"]
 
@@ -149,6 +150,7 @@ class PromptRegistration(MultiRoundRegistration):
         "required_arguments",
         "required_kinds",
         "revisions",
+        "scopes",
         "title",
     )
     _FACTORIES: ClassVar[str] = "PromptRegistration.create"
@@ -165,6 +167,10 @@ class PromptRegistration(MultiRoundRegistration):
     icons: tuple[Icon, ...]
     completions: Mapping[str, CompletionHandler]
     async_completions: frozenset[str]
+    scopes: frozenset[str]
+    """OAuth scopes a caller's access token must all carry to get this prompt; empty means no
+    scope is required.  Enforced by the server's resource server (``Server(auth=...)``); list
+    results hide entries a caller may not use."""
     _definition: JsonObject
 
     def __repr__(self) -> str:
@@ -184,6 +190,7 @@ class PromptRegistration(MultiRoundRegistration):
         completions: Mapping[str, CompletionHandler] = NO_COMPLETIONS,
         input_requests: Sequence[InputRequestDeclaration] = (),
         request_state_mode: RequestStateMode | None = None,
+        scopes: Collection[str] = (),
     ) -> PromptRegistration:
         """A prompt that selects ``revisions`` (a non-empty set of ``Revision``).
 
@@ -192,7 +199,7 @@ class PromptRegistration(MultiRoundRegistration):
         well-formed text; argument names are unique; every ``completions`` key names a
         declared argument and every completer accepts ``(ctx, value, arguments)``; the
         multi-round declarations (one per kind; with a request-state mode other than ``NONE``
-        they select only 2026-07-28).
+        they select only 2026-07-28); the ``scopes`` (``checked_scopes``).
         """
         if not isinstance(name, str):
             raise ConfigurationError("a prompt name must be a str")
@@ -214,6 +221,7 @@ class PromptRegistration(MultiRoundRegistration):
             names.append(argument.name)
         handlers, coroutines = check_completions(prompt, completions, tuple(names), "argument")
         multi_round = check_multi_round(prompt, input_requests, request_state_mode)
+        required_scopes = checked_scopes(scopes, str(prompt))
         registration: PromptRegistration = cls._create(
             {
                 "name": name,
@@ -228,6 +236,7 @@ class PromptRegistration(MultiRoundRegistration):
                 "completions": handlers,
                 "async_completions": coroutines,
                 **multi_round,
+                "scopes": required_scopes,
             }
         )
         object.__setattr__(registration, "_definition", registration._wire())

@@ -50,6 +50,7 @@ from mcpkit.model._resource_list import (
 )
 from mcpkit.model._results import CompleteResult, InputRequiredResult
 from mcpkit.model._revision import Revision, wires
+from mcpkit.model._scopes import checked_scopes
 from mcpkit.model._templates import UriTemplate, is_template
 
 __all__ = [
@@ -148,6 +149,7 @@ def _new_template(
     completions: Mapping[str, CompletionHandler] = NO_COMPLETIONS,
     input_requests: Sequence[InputRequestDeclaration] = (),
     request_state_mode: RequestStateMode | None = None,
+    scopes: Collection[str] = (),
 ) -> ResourceRegistration:
     """Resources matching an RFC 6570 level 1 template; ``handler(ctx, variables, features)``
     reads one, given the decoded variables by name.
@@ -156,8 +158,8 @@ def _new_template(
     bounded size; its own ``ConfigurationError`` names it); the revisions; the handler
     accepts ``(ctx, variables, features)``; the options have their types and well-formed text,
     ``name`` non-empty; every ``completions`` key names a variable of the template; the
-    multi-round declarations (as for ``exact``).  Give ``mime_type`` only when every match
-    shares it.
+    multi-round declarations and the ``scopes`` (as for ``exact``).  Give ``mime_type`` only
+    when every match shares it.
     """
     parsed = UriTemplate.parse(uri_template)
     resource = identify(f"resource template {show(parsed.text)}", revisions)
@@ -169,6 +171,7 @@ def _new_template(
         resource, completions, parsed.variables, "template variable"
     )
     multi_round = check_multi_round(resource, input_requests, request_state_mode)
+    required_scopes = checked_scopes(scopes, str(resource))
     entry = {"uriTemplate": parsed.text, "name": options.pop("name")}
     definition = catalog_entry(entry, **options)
     return ResourceRegistration._build(
@@ -176,7 +179,7 @@ def _new_template(
          "revisions": resource.revisions, "handler": handler, "is_async": is_async, **options,
          "descriptor": None, "app": None, "completions": handlers,
          "async_completions": coroutines,
-         **multi_round, "_definition": definition}
+         **multi_round, "scopes": required_scopes, "_definition": definition}
     )  # fmt: skip
 
 
@@ -233,7 +236,7 @@ class ResourceRegistration(MultiRoundRegistration):
         "_definition", "_template", "annotations", "app", "async_completions", "completions",
         "declared_kinds", "description", "descriptor", "handler", "icons", "input_requests",
         "is_async", "kind", "mime_type", "name", "request_state_mode", "required_kinds",
-        "revisions", "size", "title", "uri",
+        "revisions", "scopes", "size", "title", "uri",
     )  # fmt: skip
     _FACTORIES: ClassVar[str] = "ResourceRegistration.exact or ResourceRegistration.template"
 
@@ -254,6 +257,10 @@ class ResourceRegistration(MultiRoundRegistration):
     """An exact ``ui://`` resource's MCP App declaration, 2026-07-28 only."""
     completions: Mapping[str, CompletionHandler]
     async_completions: frozenset[str]
+    scopes: frozenset[str]
+    """OAuth scopes a caller's access token must all carry to read this resource (any URI a
+    template matches); empty means no scope is required.  Enforced by the server's resource
+    server (``Server(auth=...)``); list results hide entries a caller may not use."""
     _template: UriTemplate | None
     _definition: JsonObject
 
@@ -285,6 +292,7 @@ class ResourceRegistration(MultiRoundRegistration):
         input_requests: Sequence[InputRequestDeclaration] = (),
         request_state_mode: RequestStateMode | None = None,
         app: AppResource | None = None,
+        scopes: Collection[str] = (),
     ) -> ResourceRegistration:
         """A resource at one exact URI; ``handler(ctx, features)`` reads it.
 
@@ -294,7 +302,8 @@ class ResourceRegistration(MultiRoundRegistration):
         the multi-round declarations: a list or tuple of ``InputRequestDeclaration``, one per
         kind, and a ``RequestStateMode`` (``None`` is ``NONE``); declaring a request or a mode
         other than ``NONE`` selects only 2026-07-28; ``app`` (an ``AppResource``) needs a
-        ``ui://`` URI and only 2026-07-28, and makes ``mime_type`` the App's.
+        ``ui://`` URI and only 2026-07-28, and makes ``mime_type`` the App's; ``scopes`` is a
+        list, tuple, set or frozenset of RFC 6749 scope-tokens (``checked_scopes``).
         """
         if not isinstance(uri, str):
             raise ConfigurationError("a resource uri must be a str")
@@ -306,12 +315,13 @@ class ResourceRegistration(MultiRoundRegistration):
             resource, name, title, description, mime_type, size, icons, annotations
         )
         multi_round = check_multi_round(resource, input_requests, request_state_mode)
+        required_scopes = checked_scopes(scopes, str(resource))
         descriptor = ResourceDescriptor(uri, **options)
         return cls._build(
             {"kind": ResourceKind.EXACT, "uri": uri, "_template": None,
              "revisions": resource.revisions, "handler": handler, "is_async": is_async, **options,
              "descriptor": descriptor, "app": app, "completions": NO_COMPLETIONS,
-             "async_completions": frozenset(), **multi_round,
+             "async_completions": frozenset(), **multi_round, "scopes": required_scopes,
              "_definition": descriptor.to_json()}
         )  # fmt: skip
 

@@ -20,6 +20,7 @@ from mcpkit.limits import Limits
 from mcpkit.model import Icon  # from the package: the module that defines Icon may move
 from mcpkit.model._handlers import NO_MULTI_ROUND, Operation, check_handler, check_multi_round, show
 from mcpkit.model._handlers import identify as identify_operation
+from mcpkit.model._scopes import checked_scopes
 from mcpkit.model._tasks import TaskSupport
 from mcpkit.model._tool_annotations import ToolAnnotations
 from mcpkit.schema import InputModel, OutputModel, ToolSchema, derive_input, derive_output
@@ -96,6 +97,7 @@ def options(
     icons: object,
     rate_limiter: object,
     mirror_structured_content: object,
+    scopes: object,
 ) -> dict[str, object]:
     """The presentation and policy options every shape has."""
     if annotations is not None and not isinstance(annotations, ToolAnnotations):
@@ -114,6 +116,7 @@ def options(
         "icons": tuple(icons),
         "rate_limiter": limiter,
         "mirror_structured_content": mirror_structured_content,
+        "scopes": checked_scopes(scopes, str(tool)),
     }
 
 

@@ -79,6 +79,7 @@ class ToolRegistration(MultiRoundRegistration):
         "request_state_mode",
         "required_kinds",
         "revisions",
+        "scopes",
         "shape",
         "task_support",
         "title",
@@ -106,6 +107,10 @@ class ToolRegistration(MultiRoundRegistration):
     icons: tuple[Icon, ...]
     rate_limiter: str | None
     mirror_structured_content: bool
+    scopes: frozenset[str]
+    """OAuth scopes a caller's access token must all carry to call this tool; empty means no
+    scope is required.  Enforced by the server's resource server (``Server(auth=...)``); list
+    results hide entries a caller may not use."""
     app: AppTool | None
     """The tool's MCP App (``_meta.ui`` of its definition), 2026-07-28 only."""
     task_support: TaskSupport
@@ -171,6 +176,7 @@ class ToolRegistration(MultiRoundRegistration):
         icons: Sequence[Icon] = (),
         rate_limiter: str | None = None,
         mirror_structured_content: bool = True,
+        scopes: Collection[str] = (),
         task_support: TaskSupport = TaskSupport.FORBIDDEN,
         app: AppTool | None = None,
         limits: Limits = DEFAULT_LIMITS,
@@ -184,12 +190,15 @@ class ToolRegistration(MultiRoundRegistration):
         an object whenever a 2025 revision is selected.  ``limits`` bound the derived schemas and
         the binding, so pass the server's own ``Limits`` if they differ from the defaults.
         ``task_support`` says whether the server may run a call as a task (``TaskSupport``).
+        ``scopes`` (every shape has it) are the OAuth scopes a caller's access token must all
+        carry: a list, tuple, set or frozenset of RFC 6749 scope-tokens.
         """
         tool = rules.identify(name, revisions)
         is_async = rules.check_handler(tool, handler, "handler")
         options = rules.options(
-            tool, title, description, annotations, icons, rate_limiter, mirror_structured_content
-        )
+            tool, title, description, annotations, icons, rate_limiter, mirror_structured_content,
+            scopes,
+        )  # fmt: skip
         options["task_support"] = rules.task_support(tool, task_support)
         options["app"] = check_tool_app(tool, tool.revisions, app)
         input_model = rules.input_model(tool, arguments, limits)
@@ -214,6 +223,7 @@ class ToolRegistration(MultiRoundRegistration):
         icons: Sequence[Icon] = (),
         rate_limiter: str | None = None,
         mirror_structured_content: bool = True,
+        scopes: Collection[str] = (),
         input_requests: Sequence[InputRequestDeclaration] = (),
         request_state_mode: RequestStateMode | None = None,
         app: AppTool | None = None,
@@ -237,8 +247,9 @@ class ToolRegistration(MultiRoundRegistration):
             )
         is_async = rules.check_handler(tool, operation_handler, "operation_handler")
         options = rules.options(
-            tool, title, description, annotations, icons, rate_limiter, mirror_structured_content
-        )
+            tool, title, description, annotations, icons, rate_limiter, mirror_structured_content,
+            scopes,
+        )  # fmt: skip
         options["task_support"] = TaskSupport.REQUIRED
         options["app"] = check_tool_app(tool, tool.revisions, app)
         multi_round = rules.multi_round(tool, input_requests, request_state_mode)
@@ -263,6 +274,7 @@ class ToolRegistration(MultiRoundRegistration):
         icons: Sequence[Icon] = (),
         rate_limiter: str | None = None,
         mirror_structured_content: bool = True,
+        scopes: Collection[str] = (),
         input_requests: Sequence[InputRequestDeclaration] = (),
         request_state_mode: RequestStateMode | None = None,
         task_support: TaskSupport = TaskSupport.FORBIDDEN,
@@ -275,8 +287,9 @@ class ToolRegistration(MultiRoundRegistration):
         tool = rules.identify(name, revisions)
         is_async = rules.check_handler(tool, handler, "handler")
         options = rules.options(
-            tool, title, description, annotations, icons, rate_limiter, mirror_structured_content
-        )
+            tool, title, description, annotations, icons, rate_limiter, mirror_structured_content,
+            scopes,
+        )  # fmt: skip
         options["task_support"] = rules.task_support(tool, task_support)
         options["app"] = check_tool_app(tool, tool.revisions, app)
         multi_round = rules.multi_round(tool, input_requests, request_state_mode)
@@ -299,6 +312,7 @@ class ToolRegistration(MultiRoundRegistration):
         icons: Sequence[Icon] = (),
         rate_limiter: str | None = None,
         mirror_structured_content: bool = True,
+        scopes: Collection[str] = (),
         input_requests: Sequence[InputRequestDeclaration] = (),
         request_state_mode: RequestStateMode | None = None,
         task_support: TaskSupport = TaskSupport.FORBIDDEN,
@@ -313,8 +327,9 @@ class ToolRegistration(MultiRoundRegistration):
         tool = rules.identify(name, revisions)
         is_async = rules.check_handler(tool, handler, "handler")
         options = rules.options(
-            tool, title, description, annotations, icons, rate_limiter, mirror_structured_content
-        )
+            tool, title, description, annotations, icons, rate_limiter, mirror_structured_content,
+            scopes,
+        )  # fmt: skip
         options["task_support"] = rules.task_support(tool, task_support)
         options["app"] = check_tool_app(tool, tool.revisions, app)
         multi_round = rules.multi_round(tool, input_requests, request_state_mode)
@@ -338,6 +353,7 @@ class ToolRegistration(MultiRoundRegistration):
         icons: Sequence[Icon] = (),
         rate_limiter: str | None = None,
         mirror_structured_content: bool = True,
+        scopes: Collection[str] = (),
         input_requests: Sequence[InputRequestDeclaration] = (),
         request_state_mode: RequestStateMode | None = None,
         task_support: TaskSupport = TaskSupport.FORBIDDEN,
@@ -354,8 +370,9 @@ class ToolRegistration(MultiRoundRegistration):
         tool = rules.identify(name, revisions)
         is_async = rules.check_handler(tool, handler, "handler")
         options = rules.options(
-            tool, title, description, annotations, icons, rate_limiter, mirror_structured_content
-        )
+            tool, title, description, annotations, icons, rate_limiter, mirror_structured_content,
+            scopes,
+        )  # fmt: skip
         options["task_support"] = rules.task_support(tool, task_support)
         options["app"] = check_tool_app(tool, tool.revisions, app)
         multi_round = rules.multi_round(tool, input_requests, request_state_mode)

@@ -170,6 +170,7 @@ class Catalog:
         tool_list_cache: CachePolicy = CachePolicy.PRIVATE_NO_CACHE,
         prompt_list_cache: CachePolicy = CachePolicy.PRIVATE_NO_CACHE,
         limits: Limits = DEFAULT_LIMITS,
+        visible: Callable[[object], bool] | None = None,
     ) -> Catalog:
         """Project, order, page and encode the four lists of ``endpoint`` for every revision
         it serves.
@@ -179,6 +180,8 @@ class Catalog:
         ``prompt_list_cache`` here, since the model has no policy for those two lists yet) and
         ``_meta.serverInfo``.  A page that cannot be written within ``limits`` is a
         ``ConfigurationError`` now rather than an error on every request: lower ``page_size``.
+        ``visible`` keeps only the tools, prompts, resources and templates it is true of (one
+        caller's view of the endpoint, when entries need scopes).
         """
         if not isinstance(endpoint, Endpoint):
             raise TypeError("Catalog.build: endpoint must be an Endpoint")
@@ -196,7 +199,7 @@ class Catalog:
         lists: dict[tuple[Revision, ListKind], _List] = {}
         for revision in sorted(endpoint.revisions, key=lambda member: member.wire):
             for kind in ListKind:
-                entries = _entries(endpoint, revision, kind)
+                entries = _entries(endpoint, revision, kind, visible)
                 lists[revision, kind] = _paginate(
                     endpoint, revision, kind, entries, page_size, caches[kind], limits
                 )
@@ -234,16 +237,26 @@ class Catalog:
         return found.pages
 
 
-def _entries(endpoint: Endpoint, revision: Revision, kind: ListKind) -> list[JsonObject]:
-    """The list's entries for ``revision``, projected and in the revision's order."""
+def _entries(
+    endpoint: Endpoint,
+    revision: Revision,
+    kind: ListKind,
+    visible: Callable[[object], bool] | None = None,
+) -> list[JsonObject]:
+    """The list's entries for ``revision`` that are ``visible``, projected and in the
+    revision's order."""
     canonical = profile(revision).catalog_order is CatalogOrder.CANONICAL
     if kind is ListKind.TOOLS:
         tools = endpoint.tools_for(revision)
+        if visible is not None:
+            tools = tuple(filter(visible, tools))
         if canonical:
             tools = tuple(sorted(tools, key=lambda tool: tool.name))
         return [tool_definition(tool, revision) for tool in tools]
     if kind is ListKind.PROMPTS:
         prompts = endpoint.prompts_for(revision)
+        if visible is not None:
+            prompts = tuple(filter(visible, prompts))
         if canonical:
             prompts = tuple(sorted(prompts, key=lambda prompt: prompt.name))
         return [prompt_definition(prompt, revision) for prompt in prompts]
@@ -252,6 +265,8 @@ def _entries(endpoint: Endpoint, revision: Revision, kind: ListKind) -> list[Jso
         if kind is ListKind.RESOURCES
         else endpoint.templates_for(revision)
     )
+    if visible is not None:
+        resources = tuple(filter(visible, resources))
     entries = [resource_definition(resource, revision) for resource in resources]
     if kind is ListKind.RESOURCES and endpoint.skill_access is None:
         # each skill's SKILL.md is a resource too; under an access policy skills are found

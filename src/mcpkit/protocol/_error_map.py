@@ -19,6 +19,7 @@ from typing import Final
 from mcpkit.errors import (
     DeadlineExceeded,
     HeaderMismatch,
+    InsufficientScope,
     InternalError,
     InvalidParams,
     Overloaded,
@@ -27,6 +28,7 @@ from mcpkit.errors import (
     ResourceNotFound,
     SessionNotFound,
     SessionRequired,
+    Unauthorized,
     UnsupportedProtocolVersion,
 )
 from mcpkit.model import Revision
@@ -42,6 +44,8 @@ _KEEP_STATUS_ON_HANDSHAKE: Final = (
     SessionNotFound,
     SessionRequired,
     UnsupportedProtocolVersion,
+    Unauthorized,  # OAuth's 401 and 403 are HTTP answers on every revision
+    InsufficientScope,
 )
 
 

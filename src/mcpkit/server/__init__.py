@@ -1,5 +1,10 @@
 """The async engine (layer 5): the request pipeline, bounded execution and invocation."""
 
+from mcpkit.server._access_token import AccessToken as AccessToken
+from mcpkit.server._access_token import TokenProblem as TokenProblem
+from mcpkit.server._access_token import TokenRejected as TokenRejected
+from mcpkit.server._access_token import TokenVerifier as TokenVerifier
+from mcpkit.server._access_token import VerifierUnavailable as VerifierUnavailable
 from mcpkit.server._broadcast import Broadcaster as Broadcaster
 from mcpkit.server._broadcast import Change as Change
 from mcpkit.server._broadcast import ChangeKind as ChangeKind
@@ -17,6 +22,8 @@ from mcpkit.server._http import HttpRequest as HttpRequest
 from mcpkit.server._http import Signal as Signal
 from mcpkit.server._http import StdioHandler as StdioHandler
 from mcpkit.server._http import Writer as Writer
+from mcpkit.server._introspection import IntrospectionVerifier as IntrospectionVerifier
+from mcpkit.server._jwt_verifier import JwtVerifier as JwtVerifier
 from mcpkit.server._keyring import Keyring as Keyring
 from mcpkit.server._keyring import KeyringSnapshot as KeyringSnapshot
 from mcpkit.server._keyring import ProtectionKey as ProtectionKey
@@ -37,6 +44,7 @@ from mcpkit.server._rate_limit import RateLimiter as RateLimiter
 from mcpkit.server._rate_limit import RateLimits as RateLimits
 from mcpkit.server._rate_limit import RateLimitTarget as RateLimitTarget
 from mcpkit.server._rate_limit import TokenBucket as TokenBucket
+from mcpkit.server._resource_server import ResourceServer as ResourceServer
 from mcpkit.server._sessions import MemorySessionStore as MemorySessionStore
 from mcpkit.server._sessions import Session as Session
 from mcpkit.server._sessions import SessionStore as SessionStore
@@ -51,6 +59,7 @@ from mcpkit.server._tasks import TaskCreation as TaskCreation
 from mcpkit.server._tasks import TaskHandle as TaskHandle
 
 __all__ = (
+    "AccessToken",
     "AdmissionController",
     "AdmissionRequest",
     "Admitted",
@@ -66,6 +75,8 @@ __all__ = (
     "HttpExchange",
     "HttpRequest",
     "Interceptor",
+    "IntrospectionVerifier",
+    "JwtVerifier",
     "Keyring",
     "KeyringSnapshot",
     "Lease",
@@ -82,6 +93,7 @@ __all__ = (
     "RateLimits",
     "Rejected",
     "Replay",
+    "ResourceServer",
     "ResultSanitizer",
     "Session",
     "SessionStore",
@@ -98,6 +110,10 @@ __all__ = (
     "TaskStatus",
     "TaskStore",
     "TokenBucket",
+    "TokenProblem",
+    "TokenRejected",
+    "TokenVerifier",
+    "VerifierUnavailable",
     "Writer",
     "build_engine",
 )

@@ -35,6 +35,8 @@ from mcpkit.server._operations import METHODS, Operations
 from mcpkit.server._policy import AdmissionController, CorsPolicy, Interceptor, ResultSanitizer
 from mcpkit.server._protection import RequestStateProtector
 from mcpkit.server._rate_limit import NO_RATE_LIMITS, RateLimits
+from mcpkit.server._resource_server import Authorization, ResourceServer
+from mcpkit.server._scope_guard import ScopeGuard
 from mcpkit.server._sessions import MemorySessionStore, SessionStore
 from mcpkit.server._task_store import TaskStore
 from mcpkit.server._tasks import TaskRunner
@@ -53,6 +55,8 @@ class EngineSettings:
     port: int | None = None
     cors: CorsPolicy | None = None
     admission: AdmissionController | None = None
+    auth: ResourceServer | None = None
+    """The OAuth resource server that admits every HTTP request (instead of ``admission``)."""
     interceptor: Interceptor | None = None
     sanitizer: ResultSanitizer | None = None
     page_size: int = DEFAULT_PAGE_SIZE
@@ -200,6 +204,8 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
             "subscription_authorizer: no endpoint serves subscriptions/listen; give an endpoint "
             "listen=True or leave subscription_authorizer unset"
         )
+    authorization = _authorization(settings)
+    admission = settings.admission if authorization is None else authorization.admit
     runner = _task_runner(registry, settings)
     rate_limits = settings.rate_limits.resolve(limits)
     broadcaster = settings.broadcaster
@@ -223,19 +229,34 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
                 raise ConfigurationError(_NEEDS_KEYRING)
             if runner is None and endpoint.tasks:
                 raise ConfigurationError(_NEEDS_TASK_STORE)
-            return Runtime(
-                endpoint=endpoint,
-                catalog=Catalog.build(
+
+            def catalog(visible: Callable[[object], bool] | None = None) -> Catalog:
+                return Catalog.build(
                     endpoint,
                     page_size=settings.page_size,
                     tool_list_cache=settings.tool_list_cache,
                     prompt_list_cache=settings.prompt_list_cache,
                     limits=limits,
-                ),
+                    visible=visible,
+                )
+
+            guard = None
+            if endpoint.declared_scopes:
+                if authorization is None:
+                    raise ConfigurationError(
+                        f"endpoint {endpoint.path!r}: an entry declares OAuth scopes "
+                        "(scopes=...), which only a resource server can check: give the "
+                        "server auth=ResourceServer(...)"
+                    )
+                guard = ScopeGuard(endpoint, authorization, limits, catalog)
+            return Runtime(
+                endpoint=endpoint,
+                catalog=catalog(),
                 discover_cache=settings.discover_cache,
                 methods=METHODS,
                 at_once=_at_once(endpoint),
                 limiting=rate_limits.for_endpoint(endpoint),
+                guard=guard,
             )
 
         deployment = Deployment(registry, build, Audience(limits))
@@ -258,11 +279,28 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
         allowed_hosts=_hosts(settings.allowed_hosts),
         port=settings.port,
         cors=settings.cors,
-        admission=settings.admission,
+        admission=admission,
+        authorization=authorization,
         sessions=sessions,
         events=events,
         debug=settings.debug,
     )
+
+
+def _authorization(settings: EngineSettings) -> Authorization | None:
+    """The resource server bound to the server's limits; it is the admission controller, so
+    a second one is refused."""
+    auth = settings.auth
+    if auth is None:
+        return None
+    if not isinstance(auth, ResourceServer):
+        raise ConfigurationError("auth must be a ResourceServer or None")
+    if settings.admission is not None:
+        raise ConfigurationError(
+            "give either auth= (an OAuth ResourceServer, which admits every request) or "
+            "admission=, not both"
+        )
+    return auth.bind(settings.limits)
 
 
 def _session_store(registry: EndpointRegistry, settings: EngineSettings) -> SessionStore | None:

@@ -24,6 +24,7 @@ from mcpkit.server._continuation import has_conditional
 from mcpkit.server._conversation import Conversation
 from mcpkit.server._http import HttpRequest
 from mcpkit.server._rate_limit import RateLimiting
+from mcpkit.server._scope_guard import ScopeGuard
 
 __all__ = ["Call", "Method", "Runtime", "ToolPlan"]
 
@@ -133,6 +134,9 @@ class Runtime:
     limiting: RateLimiting | None = None
     """What the endpoint's messages are charged (``_rate_limit``); ``None``, the usual case,
     when the server has no rate limiter for it: the pipeline then skips limiting."""
+    guard: ScopeGuard | None = None
+    """The scopes the endpoint's entries declare (``_scope_guard``); ``None`` when it declares
+    none: the pipeline then checks no scope and every caller gets ``catalog``."""
     offered: Mapping[Revision, Mapping[str, Method]] = field(init=False, repr=False, compare=False)
     """The methods answered per revision, by name, decided once here rather than per request."""
     tools: _Plans = field(init=False, repr=False, compare=False)

@@ -39,6 +39,7 @@ from mcpkit.server._listen import SubscriptionAuthorizer
 from mcpkit.server._operations import Operations
 from mcpkit.server._pipeline import Answer, Pipeline
 from mcpkit.server._policy import AdmissionController, CorsPolicy
+from mcpkit.server._resource_server import Authorization
 from mcpkit.server._session_routes import Asked, SessionRoutes
 from mcpkit.server._sessions import SessionStore
 from mcpkit.server._stream import Responder, respond
@@ -52,6 +53,12 @@ _LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
 _MAX_REMEMBERED_HOSTS: Final = 256
 _ALLOW: Final = ((b"allow", b"POST, OPTIONS"),)
 _ALLOW_SESSIONS: Final = ((b"allow", b"GET, POST, DELETE, OPTIONS"),)
+_METADATA_ALLOW: Final = ((b"allow", b"GET, OPTIONS"),)
+_METADATA_PREFLIGHT: Final = (
+    (b"access-control-allow-methods", b"GET"),
+    (b"access-control-allow-headers", b"mcp-protocol-version"),
+    (b"access-control-max-age", b"600"),
+)
 _PREFLIGHT_HEADERS: Final = (
     "content-type, accept, authorization, mcp-protocol-version, mcp-method, mcp-name"
 )
@@ -109,6 +116,7 @@ class Engine:
         port: int | None,
         cors: CorsPolicy | None,
         admission: AdmissionController | None,
+        authorization: Authorization | None = None,
         sessions: SessionStore | None = None,
         events: EventStore | None = None,
         debug: bool = False,
@@ -145,6 +153,9 @@ class Engine:
         self._lifespans = Lifespans()
         self._running = 0  # nested running() contexts
         self._cors = cors
+        self.authorization = authorization
+        """The OAuth resource server, when the server is one: it serves the metadata
+        documents at the well-known paths."""
 
     @property
     def registry(self) -> EndpointRegistry:
@@ -205,6 +216,8 @@ class Engine:
             await tasks.shutdown()
         self.operations.states = {}
         await self._lifespans.leave()  # after the handlers that use the state have stopped
+        if self.authorization is not None:
+            await self.authorization.aclose()
 
     def _resume(self, record: TaskRecord) -> Work | None:
         """The work of a managed task to run again after a restart, from its stored call:
@@ -289,18 +302,10 @@ class Engine:
             raise Answer(413, message=error_message(None, InvalidRequest()))
         runtime = self._routes.get(request.raw_path)
         if runtime is None:
+            if self.authorization is not None:
+                self._metadata(request, fields, extra)
             raise Answer(404, message=_NOT_FOUND)
-        host = fields.raw("host")
-        port = request.server_port or self.port
-        # Exactly one ``Host`` (``None`` when absent or repeated): a value seen before (the
-        # usual case) is answered by one dict lookup, a new one is judged and remembered.
-        if host is None:
-            raise Answer(400)
-        status = self._hosts.get((host, port))
-        if status is None:
-            status = self._judge_host(host, port)
-        if status:
-            raise Answer(status, message=_MISDIRECTED if status == 421 else None)
+        self._check_host(request, fields)
         origin = fields.get("origin")
         if origin is not None:
             if self._cors is None or not self._cors.allows(origin, request):
@@ -324,6 +329,37 @@ class Engine:
         if not accepts(fields.get("accept")):
             raise Answer(406)
         return runtime
+
+    def _check_host(self, request: HttpRequest, fields: HeaderFields) -> None:
+        host = fields.raw("host")
+        port = request.server_port or self.port
+        # Exactly one ``Host`` (``None`` when absent or repeated): a value seen before (the
+        # usual case) is answered by one dict lookup, a new one is judged and remembered.
+        if host is None:
+            raise Answer(400)
+        status = self._hosts.get((host, port))
+        if status is None:
+            status = self._judge_host(host, port)
+        if status:
+            raise Answer(status, message=_MISDIRECTED if status == 421 else None)
+
+    def _metadata(
+        self, request: HttpRequest, fields: HeaderFields, extra: list[tuple[bytes, bytes]]
+    ) -> None:
+        """Serve an OAuth protected-resource metadata document (RFC 9728) if one lives at the
+        path: to any origin, since it is public and browser-based clients fetch it."""
+        assert self.authorization is not None
+        document = self.authorization.document(request.raw_path, self.registry)
+        if document is None:
+            return
+        self._check_host(request, fields)
+        if fields.get("origin") is not None:
+            extra.append((b"access-control-allow-origin", b"*"))
+        if request.method == "OPTIONS":
+            raise Answer(204, _METADATA_PREFLIGHT)
+        if request.method != "GET":
+            raise Answer(405, _METADATA_ALLOW)
+        raise Answer(200, message=document)
 
     def _judge_host(self, value: str, port: int | None) -> int:
         """The status for a ``Host`` value not yet remembered (0 when accepted): a loopback

@@ -422,7 +422,9 @@ class Operations:
 
     async def _list(self, call: Call) -> bytes:
         kind = _LISTS[call.method]
-        page = call.runtime.catalog.page(call.revision, kind, call.args)
+        runtime = call.runtime
+        catalog = runtime.catalog if runtime.guard is None else runtime.guard.catalog(call.identity)
+        page = catalog.page(call.revision, kind, call.args)
         return raw_result_message(call.request_id, page)
 
     async def _resources_list(self, call: Call) -> bytes:

@@ -289,6 +289,11 @@ class Pipeline:
                 if channel.disconnected.is_set():
                     return  # cancelled, or the server stopped, while it was admitted
                 admitted = decision
+            if runtime.guard is not None and kind is MessageKind.REQUEST:
+                refused = runtime.guard.check(revision, method, args, admitted.identity)
+                if refused is not None:
+                    await _refuse(channel, refused, envelope)
+                    return
             if runtime.limiting:  # only with rate limiters: otherwise one attribute test
                 retry_after = await runtime.limiting.charge(
                     runtime.endpoint, revision, envelope, args, admitted, http

@@ -29,6 +29,7 @@ from mcpkit.server._deployment import Deployment
 from mcpkit.server._engine import Engine
 from mcpkit.server._events import EventStore, MemoryEventStore
 from mcpkit.server._execution import Executor
+from mcpkit.server._forwarded import TrustedProxies
 from mcpkit.server._keyring import Keyring
 from mcpkit.server._listen import SubscriptionAuthorizer
 from mcpkit.server._operations import METHODS, Operations
@@ -57,6 +58,8 @@ class EngineSettings:
     admission: AdmissionController | None = None
     auth: ResourceServer | None = None
     """The OAuth resource server that admits every HTTP request (instead of ``admission``)."""
+    trusted_proxies: tuple[str, ...] = ()
+    """Proxies whose ``X-Forwarded-For`` names the client (``_forwarded``); none by default."""
     interceptor: Interceptor | None = None
     sanitizer: ResultSanitizer | None = None
     page_size: int = DEFAULT_PAGE_SIZE
@@ -281,6 +284,7 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
         cors=settings.cors,
         admission=admission,
         authorization=authorization,
+        proxies=TrustedProxies(settings.trusted_proxies) if settings.trusted_proxies else None,
         sessions=sessions,
         events=events,
         debug=settings.debug,

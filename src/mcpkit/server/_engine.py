@@ -33,6 +33,7 @@ from mcpkit.server._call import Call, Runtime
 from mcpkit.server._conversation import STATELESS
 from mcpkit.server._deployment import Deployment
 from mcpkit.server._events import EventStore
+from mcpkit.server._forwarded import TrustedProxies
 from mcpkit.server._http import HttpExchange, HttpRequest
 from mcpkit.server._lifespans import Lifespans
 from mcpkit.server._listen import SubscriptionAuthorizer
@@ -117,6 +118,7 @@ class Engine:
         cors: CorsPolicy | None,
         admission: AdmissionController | None,
         authorization: Authorization | None = None,
+        proxies: TrustedProxies | None = None,
         sessions: SessionStore | None = None,
         events: EventStore | None = None,
         debug: bool = False,
@@ -154,6 +156,7 @@ class Engine:
         self._running = 0  # nested running() contexts
         self._cors = cors
         self.authorization = authorization
+        self._proxies = proxies
         """The OAuth resource server, when the server is one: it serves the metadata
         documents at the well-known paths."""
 
@@ -269,6 +272,8 @@ class Engine:
     async def handle_http(
         self, request: HttpRequest, exchange: HttpExchange, disconnected: asyncio.Event
     ) -> None:
+        if self._proxies is not None:
+            request = self._proxies.resolve(request)
         extra: list[tuple[bytes, bytes]] = []
         fields = HeaderFields(request.headers)
         try:

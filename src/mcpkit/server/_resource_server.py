@@ -342,11 +342,8 @@ class Authorization:
         credentials = credentials.lstrip(" ")
         if len(credentials) > self._limits.max_bearer_token_bytes:
             return site.invalid[TokenProblem.TOO_LARGE]
-        if (
-            not credentials
-            or not _TOKEN68.issuperset(credentials)
-            or "=" in credentials.rstrip("=")
-        ):
+        value = credentials.rstrip("=")  # token68: at least one character, then padding
+        if not value or "=" in value or not _TOKEN68.issuperset(credentials):
             return site.invalid[TokenProblem.MALFORMED]
         verified = await self._verify(credentials)
         if verified is None:
@@ -432,8 +429,8 @@ class Authorization:
                 'error_description="The access token lacks a scope this request needs."'
             )
             found = Rejected(403, InsufficientScope(), (("WWW-Authenticate", challenge),))
-            if len(self._challenges) < 4_096:  # distinct declared scope sets: few
-                self._challenges[key] = found
+            # the sets are the entries' declared ones (and required_scopes): the application's
+            self._challenges[key] = found
         return found
 
     async def aclose(self) -> None:

@@ -83,11 +83,6 @@ class ScopeGuard:
         )
         self._views: dict[frozenset[str], Catalog] = {}
 
-    @staticmethod
-    def needed(endpoint: Endpoint) -> bool:
-        """Whether ``endpoint`` declares any scope (and so needs a guard)."""
-        return bool(endpoint.declared_scopes)
-
     def check(
         self, revision: Revision, method: str, args: object, identity: object
     ) -> Rejected | None:

@@ -175,6 +175,14 @@ def _check(
         )
 
 
+def _proxies(proxies: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(proxies, str):
+        raise ConfigurationError(
+            "Server: trusted_proxies must be a list of addresses or networks, such as ['10.0.0.5']"
+        )
+    return tuple(proxies)
+
+
 class Server:
     """An MCP server for one registry; see the module docstring.
 
@@ -196,6 +204,7 @@ class Server:
         cors: CorsPolicy | None = None,
         admission: AdmissionController | None = None,
         auth: ResourceServer | None = None,
+        trusted_proxies: Iterable[str] = (),
         interceptor: Interceptor | None = None,
         sanitizer: ResultSanitizer | None = None,
         limits: Limits = DEFAULT_LIMITS,
@@ -226,6 +235,7 @@ class Server:
             cors=cors,
             admission=admission,
             auth=auth,
+            trusted_proxies=_proxies(trusted_proxies),
             interceptor=interceptor,
             sanitizer=sanitizer,
             page_size=page_size,

@@ -391,6 +391,18 @@ def test_allowed_host_adds_host_names_and_allows_a_non_loopback_bind(
     assert statuses == [200, 421]
 
 
+def test_trusted_proxy_adds_proxies(tmp_path: Path, recorded: Recorded) -> None:
+    path = endpoints_file(tmp_path, "proxies", "server = Server(Main, trusted_proxies=['10.0.0.5'])")
+    assert main(["serve", str(path), "--trusted-proxy", "10.1.0.0/16"]) == 0
+    assert main(["serve", f"{path}:Main", "--trusted-proxy", "::1"]) == 0
+    assert main(["serve", str(path)]) == 0
+    added, fresh, kept = recorded.runs
+    assert added.trusted_proxies == ("10.0.0.5", "10.1.0.0/16")
+    assert fresh.trusted_proxies == ("::1",)
+    assert kept.trusted_proxies == ("10.0.0.5",)
+    assert main(["serve", str(path), "--trusted-proxy", "proxy.internal"]) == 2
+
+
 def test_debug_turns_development_mode_on_for_loopback_only(
     tmp_path: Path, recorded: Recorded, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -730,3 +730,31 @@ def test_identity_that_is_not_an_access_token_has_no_scopes(verifier: Verifier) 
     assert isinstance(CompleteResult, type)
     needed = frozenset({"a"})
     assert authorization.insufficient(NOTES, needed) is authorization.insufficient(NOTES, needed)
+
+
+def test_grants_add_scopes_from_the_applications_policy(verifier: Verifier) -> None:
+    def grants(token: AccessToken) -> list[str]:
+        return ["notes:write"] if token.subject == "carol" else []
+
+    with TestClient(Server(Notes, auth=auth(verifier, grants=grants))) as test_client:
+        assert names(post(test_client, "tools/list", token="nobody"), "tools") == [
+            "ping", "write_note",
+        ]  # fmt: skip
+        assert call(test_client, "write_note", {"note": "n"}, "nobody").status == 200
+        assert call(test_client, "read_note", {"note": "n"}, "nobody").status == 403
+
+
+@pytest.mark.parametrize("returned", [RuntimeError("boom"), "notes:write", ["a b"], None])
+def test_a_failing_grants_policy_fails_closed(verifier: Verifier, returned: object) -> None:
+    def grants(token: AccessToken) -> Any:
+        if isinstance(returned, BaseException):
+            raise returned
+        return returned
+
+    with TestClient(Server(Notes, auth=auth(verifier, grants=grants))) as test_client:
+        assert call(test_client, "ping", {}, "reader").status == 503
+
+
+def test_grants_must_be_callable(verifier: Verifier) -> None:
+    with pytest.raises(ConfigurationError, match="grants must be callable"):
+        auth(verifier, grants=["notes:write"])

@@ -1,5 +1,5 @@
 """``mcpkit serve FILE_OR_MODULE[:ATTR] [--host H] [--port P] [--allowed-host NAME]...
-[--loop L] [--drain S] [--tasks-db FILE] [--debug] [--stdio] [--path P]`` and
+[--trusted-proxy ADDRESS]... [--loop L] [--drain S] [--tasks-db FILE] [--debug] [--stdio] [--path P]`` and
 ``mcpkit dev FILE_OR_MODULE[:ATTR] [--port P]`` (``mcpkit.cli._dev``).
 
 The target names a Python file or an importable module and, optionally, an attribute: a
@@ -12,7 +12,9 @@ Serving HTTP, each endpoint's URL is printed once the socket is bound and the se
 started (``mcpkit: serving NAME VERSION at URL``); a failure before that is one line, with no
 ``serving`` line.  SIGINT (Ctrl-C) or SIGTERM stops it gracefully with one ``stopped`` line.
 ``--allowed-host NAME`` (repeatable) adds ``Host`` names to accept, as ``allowed_hosts`` does;
-binding a non-loopback address requires at least one.  ``--debug`` is development mode
+binding a non-loopback address requires at least one.  ``--trusted-proxy ADDRESS``
+(repeatable; an address or a network) believes ``X-Forwarded-For`` from that peer, as
+``trusted_proxies`` does: without it the client address is always the TCP peer.  ``--debug`` is development mode
 (``Server(debug=True)``), loopback only.
 
 ``--tasks-db FILE`` keeps the tasks of the target's task tools in the SQLite file ``FILE``
@@ -181,6 +183,14 @@ def _parser() -> argparse.ArgumentParser:
         help="also accept requests whose Host header names NAME (repeatable); required to "
         "bind a non-loopback address such as 0.0.0.0",
     )
+    serve.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=[],
+        metavar="ADDRESS",
+        help="take the client address from X-Forwarded-For when the peer is ADDRESS (an IP "
+        "address or network, repeatable); otherwise it is always the TCP peer",
+    )
     serve.add_argument("--stdio", action="store_true", help="serve stdin/stdout instead")
     serve.add_argument("--path", default=None, help="the endpoint path to serve over stdio")
     serve.add_argument(
@@ -246,6 +256,7 @@ def _configured(server: Server, arguments: argparse.Namespace) -> Server:
         and not arguments.loop
         and arguments.drain is None
         and not arguments.allowed_host
+        and not arguments.trusted_proxy
         and not arguments.debug
     ):
         return server
@@ -258,6 +269,9 @@ def _configured(server: Server, arguments: argparse.Namespace) -> Server:
             (*server.allowed_hosts, *arguments.allowed_host) if arguments.allowed_host else None
         ),
         debug=True if arguments.debug else None,
+        trusted_proxies=(
+            (*server.trusted_proxies, *arguments.trusted_proxy) if arguments.trusted_proxy else None
+        ),
     )
 
 

@@ -98,7 +98,7 @@ def scope_set(value: object, most: int) -> frozenset[str]:
         return frozenset()
     if isinstance(value, str):
         items: list[object] = list(value.split(" ")) if value else []
-    elif isinstance(value, list):
+    elif isinstance(value, (list, tuple)):  # an introspection answer's arrays are tuples
         items = list(value)
     else:
         raise TokenRejected(TokenProblem.MALFORMED)

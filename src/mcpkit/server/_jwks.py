@@ -76,8 +76,12 @@ class JwksCache:
         found = None if stale else self._find(kid)
         if found is not None:
             return found
-        if self._attempted is None or now - self._attempted >= self._min_refresh:
-            await self._refreshed()
+        if (
+            self._in_flight()
+            or self._attempted is None
+            or now - self._attempted >= self._min_refresh
+        ):
+            await self._refreshed()  # joins a fetch already running (first use, rotation)
         elif self._fetched is None:
             raise VerifierUnavailable()  # the last try failed a moment ago: do not hammer
         found = self._find(kid)
@@ -91,11 +95,15 @@ class JwksCache:
             return keys[0] if len(keys) == 1 else None
         return self._keys.get(kid)
 
+    def _in_flight(self) -> bool:
+        running = self._running
+        return running is not None and not running.done() and running.get_loop() is _loop()
+
     async def _refreshed(self) -> None:
         """Fetch the set once for every waiter; a failure keeps the keys already known (and
         is ``VerifierUnavailable`` only while there are none)."""
         running = self._running
-        if running is None or running.done() or running.get_loop() is not _loop():
+        if running is None or not self._in_flight():
             self._attempted = self._clock()
             running = self._running = asyncio.ensure_future(self._fetch())
         try:

@@ -98,7 +98,7 @@ class JwtVerifier:
         except jwt.PyJWTError:
             raise TokenRejected(TokenProblem.MALFORMED) from None
         algorithm = header.get("alg")
-        if algorithm not in self._algorithms:
+        if not isinstance(algorithm, str) or algorithm not in self._algorithms:
             raise TokenRejected(TokenProblem.ALGORITHM)
         kind = header.get("typ")
         if (

@@ -111,7 +111,10 @@ class ResourceServer:
     ``required_scopes`` are needed for any request; the scopes a tool, prompt or resource
     declares (``@tool(scopes=[...])``) are needed to use it, and lists show a caller only what
     it may use.  ``scope_implies`` maps a broader scope to the narrower ones it grants
-    (``{"notes:admin": ["notes:read", "notes:write"]}``).  ``scopes_supported`` is what the
+    (``{"notes:admin": ["notes:read", "notes:write"]}``).  ``grants`` is the catalog access
+    policy beyond what the token says: ``grants(token)`` returns more scopes this caller
+    holds here (from a ``roles`` or tenant claim, a database...); it runs once per verified
+    token, and what it returns counts like the token's own scopes for calls and lists.  ``scopes_supported`` is what the
     metadata advertises: by default the required scopes and every declared one.
     ``pass_token=True`` puts the raw token in ``AccessToken.token`` for handlers that call
     another API with it; otherwise no handler ever sees it.
@@ -120,6 +123,7 @@ class ResourceServer:
     __slots__ = (
         "_implies",
         "authorization_servers",
+        "grants",
         "cache_seconds",
         "pass_token",
         "required_scopes",
@@ -139,6 +143,7 @@ class ResourceServer:
         required_scopes: Collection[str] = (),
         scopes_supported: Collection[str] | None = None,
         scope_implies: Mapping[str, Collection[str]] | None = None,
+        grants: Callable[[AccessToken], Collection[str]] | None = None,
         resource_name: str | None = None,
         resource_documentation: str | None = None,
         cache_seconds: float = 60.0,
@@ -169,6 +174,9 @@ class ResourceServer:
                 narrow, "scope_implies"
             )
         self._implies = implies
+        if grants is not None and not callable(grants):
+            raise ConfigurationError("ResourceServer: grants must be callable or None")
+        self.grants = grants
         for name, text in (("resource_name", resource_name),
                            ("resource_documentation", resource_documentation)):  # fmt: skip
             if text is not None and (not isinstance(text, str) or not text):
@@ -178,7 +186,9 @@ class ResourceServer:
         self.resource_name = resource_name
         self.resource_documentation = resource_documentation
         if not 0 < cache_seconds <= 3600:
-            raise ConfigurationError("ResourceServer: cache_seconds must be 0 to 3600 seconds")
+            raise ConfigurationError(
+                "ResourceServer: cache_seconds must be more than 0 and at most 3600"
+            )
         self.cache_seconds = float(cache_seconds)
         self.pass_token = bool(pass_token)
 
@@ -393,7 +403,7 @@ class Authorization:
         except (VerifierUnavailable, TimeoutError):
             return None
         except Exception as error:  # a verifier's bug: never its message (it may hold the token)
-            log.error("mcpkit: token verifier raised %s", type(error).__name__)
+            log.error("mcpkit: token verifier or grants raised %s", type(error).__name__)
             return None
         verified = self._verified
         if len(verified) >= self._limits.max_verified_tokens:
@@ -405,7 +415,11 @@ class Authorization:
         until = now + self.config.cache_seconds
         if access.expires_at is not None:
             until = min(until, now + (access.expires_at - time.time()))
-        access = dataclasses.replace(access, granted=self.config.granted(access.scopes), token=None)
+        scopes = access.scopes
+        grants = self.config.grants
+        if grants is not None:
+            scopes = scopes | _scopes(grants(access), "grants")
+        access = dataclasses.replace(access, granted=self.config.granted(scopes), token=None)
         who = access.subject if access.subject is not None else access.client_id
         partition = None
         if who is not None:

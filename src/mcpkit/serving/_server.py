@@ -306,6 +306,11 @@ class Server:
         return self._settings.engine.allowed_hosts
 
     @property
+    def trusted_proxies(self) -> tuple[str, ...]:
+        """The proxies whose ``X-Forwarded-For`` names the client (none by default)."""
+        return self._settings.engine.trusted_proxies
+
+    @property
     def task_store(self) -> TaskStore | None:
         """Where the server keeps its tasks (``None`` when no tool may run as a task)."""
         return self._settings.engine.task_store
@@ -323,10 +328,12 @@ class Server:
         task_store: TaskStore | None = None,
         allowed_hosts: Iterable[str] | None = None,
         debug: bool | None = None,
+        trusted_proxies: Iterable[str] | None = None,
     ) -> Server:
         """The same server on another address, loop or drain budget, with other allowed hosts
         (in place of its own), in or out of development mode, or with another task store (what
-        ``mcpkit serve --host/--port/--loop/--drain/--allowed-host/--debug/--tasks-db`` uses),
+        ``mcpkit serve --host/--port/--loop/--drain/--allowed-host/--debug/--tasks-db/
+        --trusted-proxy`` uses; trusted proxies, like allowed hosts, replace the server's own),
         with a new
         engine (the port is one of its settings) over the same endpoints, session and event
         stores and broadcaster: an application that calls ``swap`` or
@@ -341,6 +348,9 @@ class Server:
         drain = now.drain_seconds if drain_seconds is None else drain_seconds
         hosts = now.engine.allowed_hosts if allowed_hosts is None else tuple(allowed_hosts)
         debug = now.debug if debug is None else debug
+        proxies = (
+            now.engine.trusted_proxies if trusted_proxies is None else _proxies(trusted_proxies)
+        )
         _check(host, port, hosts, now.engine.limits, loop, drain, debug)
         server = Server.__new__(Server)  # the settings are checked and whole: no __init__
         server._build(
@@ -355,6 +365,7 @@ class Server:
                 engine=replace(
                     now.engine,
                     allowed_hosts=frozenset(hosts),
+                    trusted_proxies=proxies,
                     port=port or None,
                     debug=debug,
                     sessions=self.engine.pipeline.sessions,

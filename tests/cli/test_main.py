@@ -392,7 +392,9 @@ def test_allowed_host_adds_host_names_and_allows_a_non_loopback_bind(
 
 
 def test_trusted_proxy_adds_proxies(tmp_path: Path, recorded: Recorded) -> None:
-    path = endpoints_file(tmp_path, "proxies", "server = Server(Main, trusted_proxies=['10.0.0.5'])")
+    path = endpoints_file(
+        tmp_path, "proxies", "server = Server(Main, trusted_proxies=['10.0.0.5'])"
+    )
     assert main(["serve", str(path), "--trusted-proxy", "10.1.0.0/16"]) == 0
     assert main(["serve", f"{path}:Main", "--trusted-proxy", "::1"]) == 0
     assert main(["serve", str(path)]) == 0

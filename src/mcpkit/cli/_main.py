@@ -1,5 +1,6 @@
 """``mcpkit serve FILE_OR_MODULE[:ATTR] [--host H] [--port P] [--allowed-host NAME]...
-[--trusted-proxy ADDRESS]... [--loop L] [--drain S] [--tasks-db FILE] [--debug] [--stdio] [--path P]`` and
+[--trusted-proxy ADDRESS]... [--loop L] [--drain S] [--tasks-db FILE] [--debug] [--stdio]
+[--path P]`` and
 ``mcpkit dev FILE_OR_MODULE[:ATTR] [--port P]`` (``mcpkit.cli._dev``).
 
 The target names a Python file or an importable module and, optionally, an attribute: a
@@ -14,8 +15,8 @@ started (``mcpkit: serving NAME VERSION at URL``); a failure before that is one 
 ``--allowed-host NAME`` (repeatable) adds ``Host`` names to accept, as ``allowed_hosts`` does;
 binding a non-loopback address requires at least one.  ``--trusted-proxy ADDRESS``
 (repeatable; an address or a network) believes ``X-Forwarded-For`` from that peer, as
-``trusted_proxies`` does: without it the client address is always the TCP peer.  ``--debug`` is development mode
-(``Server(debug=True)``), loopback only.
+``trusted_proxies`` does: without it the client address is always the TCP peer.  ``--debug``
+is development mode (``Server(debug=True)``), loopback only.
 
 ``--tasks-db FILE`` keeps the tasks of the target's task tools in the SQLite file ``FILE``
 (``SqliteTaskStore``, created if missing), in place of the target's own task store, which is

@@ -114,8 +114,9 @@ class ResourceServer:
     (``{"notes:admin": ["notes:read", "notes:write"]}``).  ``grants`` is the catalog access
     policy beyond what the token says: ``grants(token)`` returns more scopes this caller
     holds here (from a ``roles`` or tenant claim, a database...); it runs once per verified
-    token, and what it returns counts like the token's own scopes for calls and lists.  ``scopes_supported`` is what the
-    metadata advertises: by default the required scopes and every declared one.
+    token, and what it returns counts like the token's own scopes for calls and lists.
+    ``scopes_supported`` is what the metadata advertises: by default the required scopes and
+    every declared one.
     ``pass_token=True`` puts the raw token in ``AccessToken.token`` for handlers that call
     another API with it; otherwise no handler ever sees it.
     """
@@ -123,8 +124,8 @@ class ResourceServer:
     __slots__ = (
         "_implies",
         "authorization_servers",
-        "grants",
         "cache_seconds",
+        "grants",
         "pass_token",
         "required_scopes",
         "resource_documentation",

@@ -21,6 +21,8 @@ from mcpkit import (
     Admitted,
     CompleteResult,
     ConfigurationError,
+    IntrospectionVerifier,
+    JwtVerifier,
     Limits,
     Rejected,
     RequestContext,
@@ -714,13 +716,44 @@ def test_server_refusals(verifier: Verifier) -> None:
         Server(Notes, auth="yes")  # type: ignore[arg-type]
 
 
+def test_anonymous_callers_use_what_needs_no_scope(verifier: Verifier) -> None:
+    with TestClient(Server(Notes, auth=auth(verifier, anonymous=True))) as test_client:
+        assert call(test_client, "ping", {}, None).status == 200
+        assert names(post(test_client, "tools/list"), "tools") == ["ping"]
+        signing_in = call(test_client, "write_note", {"note": "n"}, None)
+        assert signing_in.status == 401
+        assert signing_in.header("www-authenticate") == CHALLENGE + ', scope="notes:write"'
+        assert call(test_client, "write_note", {"note": "n"}, None).status == 401  # remembered
+        basic = test_client.post(
+            "/mcp",
+            rpc("tools/list"),
+            headers={"authorization": "Basic x", "mcp-protocol-version": "2026-07-28",
+                     "mcp-method": "tools/list"},
+        )  # fmt: skip
+        assert basic.status == 200
+        assert call(test_client, "ping", {}, "unknown-token").status == 401  # still refused
+        assert call(test_client, "write_note", {"note": "n"}, "writer").status == 200
+
+
+def test_anonymous_excludes_required_scopes(verifier: Verifier) -> None:
+    with pytest.raises(ConfigurationError, match="give one or the other"):
+        auth(verifier, anonymous=True, required_scopes=["mcp"])
+    with pytest.raises(ConfigurationError, match="anonymous must be True or False"):
+        auth(verifier, anonymous="yes")
+
+
+def test_stdio_is_refused_at_start(verifier: Verifier) -> None:
+    with pytest.raises(ConfigurationError, match="stdio carries no access token"):
+        Server(Notes, auth=auth(verifier)).stdio_connection()
+
+
 def test_identity_that_is_not_an_access_token_has_no_scopes(verifier: Verifier) -> None:
     authorization, _ = bound(verifier)
     runtime = Server(Notes, auth=auth(verifier)).engine.runtime("/mcp")
     guard = runtime.guard
     assert guard is not None
     refused = guard.check(Revision.V2026_07_28, "tools/call", ("read_note", {}), "someone")
-    assert isinstance(refused, Rejected) and refused.status == 403
+    assert isinstance(refused, Rejected) and refused.status == 401
     assert guard.check(Revision.V2026_07_28, "tools/call", ("ping", {}), None) is None
     assert guard.check(Revision.V2026_07_28, "resources/read", 7, None) is None
     assert guard.check(Revision.V2026_07_28, "ping", None, None) is None
@@ -758,3 +791,14 @@ def test_a_failing_grants_policy_fails_closed(verifier: Verifier, returned: obje
 def test_grants_must_be_callable(verifier: Verifier) -> None:
     with pytest.raises(ConfigurationError, match="grants must be callable"):
         auth(verifier, grants=["notes:write"])
+
+
+def test_verifier_urls_follow_the_same_rules() -> None:
+    JwtVerifier("https://issuer.example", "https://issuer.example/keys?tenant=a")
+    IntrospectionVerifier(
+        "https://issuer.example/introspect?v=2", client_id="rs", client_secret="secret"
+    )
+    with pytest.raises(ConfigurationError, match="JwtVerifier: jwks_uri must be https"):
+        JwtVerifier("https://issuer.example", "http://issuer.example/keys")
+    with pytest.raises(ConfigurationError, match="IntrospectionVerifier: endpoint must be an"):
+        IntrospectionVerifier("https://issuer.example/#x", client_id="rs", client_secret="s")

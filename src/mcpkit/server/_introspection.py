@@ -16,6 +16,7 @@ from mcpkit.limits import DEFAULT_LIMITS, Limits
 from mcpkit.server._access_token import AccessToken, TokenProblem, TokenRejected
 from mcpkit.server._jwt_verifier import token_of
 from mcpkit.server._token_fetch import JsonFetcher, require_oauth_extra
+from mcpkit.server._urls import origin_and_path
 
 __all__ = ["IntrospectionVerifier"]
 
@@ -39,8 +40,7 @@ class IntrospectionVerifier:
         clock: Callable[[], float] = time.time,
     ) -> None:
         require_oauth_extra("IntrospectionVerifier")
-        if not isinstance(endpoint, str) or not endpoint.startswith(("https://", "http://")):
-            raise ConfigurationError("IntrospectionVerifier: endpoint must be an http(s) URL")
+        origin_and_path("IntrospectionVerifier", endpoint, "endpoint", query=True)
         for name, value in (("client_id", client_id), ("client_secret", client_secret)):
             if not isinstance(value, str) or not value:
                 raise ConfigurationError(f"IntrospectionVerifier: {name} must be a non-empty str")

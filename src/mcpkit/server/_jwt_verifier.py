@@ -24,6 +24,7 @@ from mcpkit.server._access_token import (
 )
 from mcpkit.server._jwks import JwksCache
 from mcpkit.server._token_fetch import require_oauth_extra
+from mcpkit.server._urls import origin_and_path
 
 __all__ = ["JwtVerifier"]
 
@@ -59,8 +60,8 @@ class JwtVerifier:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         require_oauth_extra("JwtVerifier")
-        _check_url(issuer, "issuer")
-        _check_url(jwks_uri, "jwks_uri")
+        origin_and_path("JwtVerifier", issuer, "issuer")
+        origin_and_path("JwtVerifier", jwks_uri, "jwks_uri", query=True)
         chosen = frozenset(algorithms) if not isinstance(algorithms, str) else frozenset()
         if not chosen or not chosen <= _ASYMMETRIC:
             raise ConfigurationError(
@@ -170,8 +171,3 @@ def _audience(value: object) -> frozenset[str]:
     if isinstance(value, (list, tuple)):
         return frozenset(item for item in value if isinstance(item, str))
     return frozenset()
-
-
-def _check_url(url: object, name: str) -> None:
-    if not isinstance(url, str) or not url.startswith(("https://", "http://")):
-        raise ConfigurationError(f"JwtVerifier: {name} must be an http(s) URL")

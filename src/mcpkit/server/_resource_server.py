@@ -47,35 +47,17 @@ from mcpkit.server._access_token import (
     VerifierUnavailable,
 )
 from mcpkit.server._policy import AdmissionRequest, Admitted, Rejected
+from mcpkit.server._urls import origin_and_path
 
 __all__ = ["Authorization", "ResourceServer"]
 
 log = logging.getLogger("mcpkit")
 
 WELL_KNOWN: Final = "/.well-known/oauth-protected-resource"
-_LOOPBACK: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
 _TOKEN68: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/=")
 # Problems that may pass by themselves: not remembered, so the next request verifies again.
 _TRANSIENT: Final = frozenset({TokenProblem.NOT_YET_VALID, TokenProblem.UNKNOWN_KEY})
-
-
-def _origin_and_path(url: object, name: str) -> tuple[str, str]:
-    """``scheme://host[:port]`` and the path of an absolute http(s) URL with no query or
-    fragment; https unless the host is a loopback name."""
-    if not isinstance(url, str) or not url.isascii() or any(c in url for c in '?# \t"\\'):
-        raise ConfigurationError(f"ResourceServer: {name} must be an absolute URL")
-    scheme, sep, rest = url.partition("://")
-    if not sep or scheme.lower() not in ("http", "https") or not rest:
-        raise ConfigurationError(f"ResourceServer: {name} must be an http(s) URL")
-    host, slash, path = rest.partition("/")
-    hostname = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-    if not host or "@" in host:
-        raise ConfigurationError(f"ResourceServer: {name} must name a host")
-    if scheme.lower() != "https" and hostname.lower() not in _LOOPBACK:
-        raise ConfigurationError(
-            f"ResourceServer: {name} must be https (plain http only on localhost)"
-        )
-    return f"{scheme.lower()}://{host.lower()}", (slash + path).rstrip("/")
+_ANONYMOUS: Final = Admitted()  # no token, where anonymous=True: the shared partition
 
 
 def _canonical(uri: str) -> str:
@@ -117,12 +99,16 @@ class ResourceServer:
     token, and what it returns counts like the token's own scopes for calls and lists.
     ``scopes_supported`` is what the metadata advertises: by default the required scopes and
     every declared one.
+    ``anonymous=True`` admits a request that carries no token at all (an invalid token is
+    still refused): it may use the entries that declare no scope, and using one that does is
+    answered 401 with the challenge naming its scopes, so the client signs in then.
     ``pass_token=True`` puts the raw token in ``AccessToken.token`` for handlers that call
     another API with it; otherwise no handler ever sees it.
     """
 
     __slots__ = (
         "_implies",
+        "anonymous",
         "authorization_servers",
         "cache_seconds",
         "grants",
@@ -145,19 +131,20 @@ class ResourceServer:
         scopes_supported: Collection[str] | None = None,
         scope_implies: Mapping[str, Collection[str]] | None = None,
         grants: Callable[[AccessToken], Collection[str]] | None = None,
+        anonymous: bool = False,
         resource_name: str | None = None,
         resource_documentation: str | None = None,
         cache_seconds: float = 60.0,
         pass_token: bool = False,
     ) -> None:
-        origin, path = _origin_and_path(url, "url")
+        origin, path = origin_and_path("ResourceServer", url, "url")
         self.url = origin + path
         if isinstance(authorization_servers, str) or not authorization_servers:
             raise ConfigurationError(
                 "ResourceServer: authorization_servers must be a non-empty list of issuer URLs"
             )
         for server in authorization_servers:
-            _origin_and_path(server, "authorization_servers")
+            origin_and_path("ResourceServer", server, "authorization_servers")
         self.authorization_servers = tuple(authorization_servers)
         if not isinstance(verifier, TokenVerifier):
             raise ConfigurationError(
@@ -178,12 +165,20 @@ class ResourceServer:
         if grants is not None and not callable(grants):
             raise ConfigurationError("ResourceServer: grants must be callable or None")
         self.grants = grants
+        if not isinstance(anonymous, bool):
+            raise ConfigurationError("ResourceServer: anonymous must be True or False")
+        if anonymous and self.required_scopes:
+            raise ConfigurationError(
+                "ResourceServer: anonymous=True admits requests without a token, which "
+                "required_scopes would refuse; give one or the other"
+            )
+        self.anonymous = anonymous
         for name, text in (("resource_name", resource_name),
                            ("resource_documentation", resource_documentation)):  # fmt: skip
             if text is not None and (not isinstance(text, str) or not text):
                 raise ConfigurationError(f"ResourceServer: {name} must be a non-empty str")
         if resource_documentation is not None:
-            _origin_and_path(resource_documentation, "resource_documentation")
+            origin_and_path("ResourceServer", resource_documentation, "resource_documentation")
         self.resource_name = resource_name
         self.resource_documentation = resource_documentation
         if not 0 < cache_seconds <= 3600:
@@ -253,8 +248,8 @@ class Authorization:
               '"Send exactly one Authorization header."'),),
         )  # fmt: skip
         self._unavailable = Rejected(503, AuthorizationUnavailable())
-        self._challenges: dict[tuple[str, frozenset[str]], Rejected] = {}
-        self._origin, self._base_path = _origin_and_path(config.url, "url")
+        self._challenges: dict[tuple[str, str, frozenset[str]], Rejected] = {}
+        self._origin, self._base_path = origin_and_path("ResourceServer", config.url, "url")
 
     # --- sites and documents --------------------------------------------------------------
 
@@ -337,7 +332,7 @@ class Authorization:
         """The admission controller: exactly one valid bearer token for this endpoint."""
         site = self._site(request.endpoint.path)
         http = request.http_request
-        if http is None:  # stdio has no Authorization header: OAuth protects HTTP only
+        if http is None:  # Server.stdio refuses to start: a transport of one's own gets this
             return site.unauthorized
         token: str | None = None
         for name, value in http.headers:
@@ -346,10 +341,10 @@ class Authorization:
                     return self._bad_request
                 token = value
         if token is None:
-            return site.unauthorized
+            return _ANONYMOUS if self.config.anonymous else site.unauthorized
         scheme, _, credentials = token.strip(" \t").partition(" ")
-        if scheme.lower() != "bearer":
-            return site.unauthorized  # another scheme: no bearer token was sent
+        if scheme.lower() != "bearer":  # another scheme: no bearer token was sent
+            return _ANONYMOUS if self.config.anonymous else site.unauthorized
         credentials = credentials.lstrip(" ")
         if len(credentials) > self._limits.max_bearer_token_bytes:
             return site.invalid[TokenProblem.TOO_LARGE]
@@ -431,9 +426,21 @@ class Authorization:
 
     # --- scopes -------------------------------------------------------------------------------
 
+    def sign_in(self, endpoint: Endpoint, needed: frozenset[str]) -> Rejected:
+        """401 for a caller without a token (``anonymous=True``) using an entry that needs
+        ``needed``: the challenge names them, so the client asks for them."""
+        key = ("", endpoint.path, needed)
+        found = self._challenges.get(key)
+        if found is None:
+            site = self._site(endpoint.path)
+            challenge = f'Bearer resource_metadata="{site.metadata_url}"' + _quoted_scopes(needed)
+            found = Rejected(401, Unauthorized(), (("WWW-Authenticate", challenge),))
+            self._challenges[key] = found
+        return found
+
     def insufficient(self, endpoint: Endpoint, needed: frozenset[str]) -> Rejected:
         """403 ``insufficient_scope`` naming every scope in ``needed`` (remembered per set)."""
-        key = (endpoint.path, needed)
+        key = ("insufficient", endpoint.path, needed)
         found = self._challenges.get(key)
         if found is None:
             site = self._site(endpoint.path)

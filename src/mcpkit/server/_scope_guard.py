@@ -86,12 +86,14 @@ class ScopeGuard:
     def check(
         self, revision: Revision, method: str, args: object, identity: object
     ) -> Rejected | None:
-        """``None`` when the caller may make this request, else the 403 to answer."""
+        """``None`` when the caller may make this request, else the 403 to answer (401 for
+        a caller without a token)."""
         needed = self._needed(revision, method, args)
         if not needed:
             return None
-        granted = identity.granted if isinstance(identity, AccessToken) else _NONE
-        if needed <= granted:
+        if not isinstance(identity, AccessToken):  # no token (anonymous=True): sign in
+            return self._authorization.sign_in(self._endpoint, needed)
+        if needed <= identity.granted:
             return None
         return self._authorization.insufficient(self._endpoint, needed)
 

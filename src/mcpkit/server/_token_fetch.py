@@ -32,7 +32,9 @@ def require_oauth_extra(who: str) -> None:
 
 class JsonFetcher:
     """Fetches JSON objects over one connection pool per event loop (an httpx client is tied
-    to the loop it was made in, and a server may be started in more than one)."""
+    to the loop it was made in, and a server may be started in more than one).  The usual
+    environment settings apply (``HTTPS_PROXY``, ``NO_PROXY``, ``SSL_CERT_FILE``), for
+    servers that reach their authorization server through an outbound proxy."""
 
     __slots__ = ("_client", "_limits", "_loop", "_max_bytes")
 
@@ -48,9 +50,7 @@ class JsonFetcher:
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
             timeout = self._limits.verifier_timeout_seconds
-            self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(timeout), follow_redirects=False, trust_env=False
-            )
+            self._client = httpx.AsyncClient(timeout=httpx.Timeout(timeout), follow_redirects=False)
             self._loop = loop
         return self._client
 

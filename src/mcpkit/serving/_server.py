@@ -548,7 +548,15 @@ class Server:
                 listener.close()
 
     def stdio_connection(self, path: str | None = None) -> StdioConnection:
-        """A stdio session for the endpoint at ``path`` (the only endpoint by default)."""
+        """A stdio session for the endpoint at ``path`` (the only endpoint by default).  A
+        server with ``auth=`` is refused: stdio carries no bearer token, so OAuth cannot
+        admit anything on it (the MCP specification leaves local servers' credentials to
+        their environment)."""
+        if self.engine.authorization is not None:
+            raise ConfigurationError(
+                "Server.stdio: this server is an OAuth resource server (auth=), and stdio "
+                "carries no access token; serve stdio from a Server built without auth="
+            )
         endpoints = list(self.registry)
         if path is None:
             if len(endpoints) != 1:

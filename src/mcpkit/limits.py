@@ -90,7 +90,7 @@ _RANGES: Final[dict[str, tuple[float, float]]] = {
     "max_bearer_token_bytes": (64, 1 * MiB),
     "max_token_scopes": (1, 65_536),
     "max_verified_tokens": (1, 1_000_000),
-    "max_jwks_bytes": (1 * KiB, 16 * MiB),
+    "max_verifier_response_bytes": (1 * KiB, 16 * MiB),
     "max_jwks_keys": (1, 4_096),
     "verifier_timeout_seconds": (0.001, 3_600.0),
     "max_catalog_views": (1, 65_536),
@@ -331,8 +331,9 @@ class Limits:
     max_verified_tokens: int = 4_096
     """Verification outcomes the resource server remembers, each by the SHA-256 digest of its
     token (never the token); the oldest is forgotten when full."""
-    max_jwks_bytes: int = 256 * KiB
-    """Bytes of one JWKS document; a larger one is a failed fetch."""
+    max_verifier_response_bytes: int = 256 * KiB
+    """Bytes of one JWKS document or token introspection answer; a larger one is a failed
+    fetch (the token that needed it is answered 503)."""
     max_jwks_keys: int = 64
     """Keys one JWKS document may hold; a document with more is a failed fetch."""
     verifier_timeout_seconds: float = 5.0

@@ -802,3 +802,19 @@ def test_verifier_urls_follow_the_same_rules() -> None:
         JwtVerifier("https://issuer.example", "http://issuer.example/keys")
     with pytest.raises(ConfigurationError, match="IntrospectionVerifier: endpoint must be an"):
         IntrospectionVerifier("https://issuer.example/#x", client_id="rs", client_secret="s")
+
+
+def test_the_built_in_verifiers_take_the_servers_limits() -> None:
+    limits = Limits().replace(max_token_scopes=3, max_verifier_response_bytes=4096)
+    own = Limits().replace(max_token_scopes=5)
+    jwt_default = JwtVerifier(ISSUER, ISSUER + "/keys")
+    jwt_own = JwtVerifier(ISSUER, ISSUER + "/keys", limits=own)
+    introspection = IntrospectionVerifier(ISSUER + "/i", client_id="rs", client_secret="s")
+    introspection_own = IntrospectionVerifier(
+        ISSUER + "/i", client_id="rs", client_secret="s", limits=own
+    )
+    for verifier in (jwt_default, jwt_own, introspection, introspection_own):
+        auth(verifier).bind(limits)  # type: ignore[arg-type]
+    assert jwt_default._limits is limits and jwt_default._jwks._limits is limits
+    assert jwt_own._limits is own
+    assert introspection._limits is limits and introspection_own._limits is own

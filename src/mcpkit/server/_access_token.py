@@ -85,7 +85,9 @@ class TokenVerifier(Protocol):
     """Verifies one bearer string: returns its ``AccessToken``, raises ``TokenRejected`` for
     a token that is not valid and ``VerifierUnavailable`` when it cannot decide now.  It need
     not check the audience or scopes (the resource server does, the same way for every
-    verifier) but must return the token's audience."""
+    verifier) but must return the token's audience.  A verifier may also have
+    ``adopt_limits(limits)`` (the built-in ones do): the server calls it with its own limits
+    when it is built, and ``aclose()``, which it awaits when it shuts down."""
 
     async def verify(self, token: str) -> AccessToken: ...
 

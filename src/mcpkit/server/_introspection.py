@@ -27,7 +27,7 @@ class IntrospectionVerifier:
     its ``exp`` (if given) has not passed and, when ``issuer`` is given, its ``iss`` is that.
     Needs the ``oauth`` extra (``pip install 'mcpkit[oauth]'``)."""
 
-    __slots__ = ("_auth", "_clock", "_endpoint", "_fetcher", "_issuer", "_limits")
+    __slots__ = ("_auth", "_clock", "_endpoint", "_fetcher", "_issuer", "_limits", "_own_limits")
 
     def __init__(
         self,
@@ -36,7 +36,7 @@ class IntrospectionVerifier:
         client_id: str,
         client_secret: str,
         issuer: str | None = None,
-        limits: Limits = DEFAULT_LIMITS,
+        limits: Limits | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         require_oauth_extra("IntrospectionVerifier")
@@ -47,9 +47,10 @@ class IntrospectionVerifier:
         self._endpoint = endpoint
         self._auth = (client_id, client_secret)
         self._issuer = issuer
-        self._limits = limits
+        self._own_limits = limits is not None
+        self._limits = DEFAULT_LIMITS if limits is None else limits
         self._clock = clock
-        self._fetcher = JsonFetcher(limits, limits.max_jwks_bytes)
+        self._fetcher = JsonFetcher(self._limits, self._limits.max_verifier_response_bytes)
 
     def __repr__(self) -> str:
         return f"IntrospectionVerifier(endpoint={self._endpoint!r})"
@@ -66,6 +67,12 @@ class IntrospectionVerifier:
         if self._issuer is not None and answer.get("iss") != self._issuer:
             raise TokenRejected(TokenProblem.ISSUER)
         return token_of(dict(answer), self._limits)
+
+    def adopt_limits(self, limits: Limits) -> None:
+        """Take the server's limits, unless this verifier was given its own (``limits=``)."""
+        if not self._own_limits:
+            self._limits = limits
+            self._fetcher = JsonFetcher(limits, limits.max_verifier_response_bytes)
 
     async def aclose(self) -> None:
         """Close the connections kept to the introspection endpoint."""

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["JwksCache"]
 
 _MAX_KID_CHARS = 256
+_ASYMMETRIC_TYPES = frozenset({"RSA", "EC", "OKP"})
 
 
 class JwksCache:
@@ -56,7 +57,7 @@ class JwksCache:
     ) -> None:
         self.uri = uri
         self._limits = limits
-        self._fetcher = JsonFetcher(limits, limits.max_jwks_bytes)
+        self._fetcher = JsonFetcher(limits, limits.max_verifier_response_bytes)
         self._refresh = refresh_seconds
         self._min_refresh = min_refresh_seconds
         self._clock = clock
@@ -106,6 +107,7 @@ class JwksCache:
         if running is None or not self._in_flight():
             self._attempted = self._clock()
             running = self._running = asyncio.ensure_future(self._fetch())
+            running.add_done_callback(_retrieved)  # its waiters may all have timed out
         try:
             await asyncio.shield(running)
         except VerifierUnavailable:
@@ -117,12 +119,23 @@ class JwksCache:
         self._keys = MappingProxyType(_parse(document, self._limits))
         self._fetched = self._clock()
 
+    def adopt_limits(self, limits: Limits) -> None:
+        """Use ``limits`` from now on (a server's, before it fetches anything)."""
+        self._limits = limits
+        self._fetcher = JsonFetcher(limits, limits.max_verifier_response_bytes)
+
     async def aclose(self) -> None:
         await self._fetcher.aclose()
 
 
 def _loop() -> asyncio.AbstractEventLoop:
     return asyncio.get_running_loop()
+
+
+def _retrieved(task: asyncio.Task[None]) -> None:
+    """Mark a fetch's failure as seen: the waiters that would read it may have gone."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _parse(document: JsonObject, limits: Limits) -> dict[str | None, tuple[PyJWK, bool]]:
@@ -136,8 +149,12 @@ def _parse(document: JsonObject, limits: Limits) -> dict[str | None, tuple[PyJWK
         raise VerifierUnavailable()
     found: dict[str | None, tuple[PyJWK, bool]] = {}
     for entry in keys:
-        if not isinstance(entry, JsonObject) or entry.get("use", "sig") != "sig":
-            continue
+        if (
+            not isinstance(entry, JsonObject)
+            or entry.get("use", "sig") != "sig"
+            or entry.get("kty") not in _ASYMMETRIC_TYPES
+        ):
+            continue  # not a signing key, or a shared secret (never published for this)
         kid = entry.get("kid")
         if kid is not None and (not isinstance(kid, str) or not 0 < len(kid) <= _MAX_KID_CHARS):
             continue

@@ -41,11 +41,12 @@ class JwtVerifier:
     is the clock skew allowed on ``exp`` and ``nbf``, in seconds.  Keys are re-fetched every
     ``jwks_refresh_seconds``, and early for a key id not yet known, but at most once every
     ``jwks_min_refresh_seconds``.  Scopes are read from ``scope`` (a space-separated string)
-    or ``scp`` (a list); the client from ``client_id`` or ``azp``.  Needs the ``oauth`` extra
+    or ``scp`` (a list); the client from ``client_id`` or ``azp``.  The server's ``limits``
+    bound tokens and key sets unless ``limits`` is given here.  Needs the ``oauth`` extra
     (``pip install 'mcpkit[oauth]'``).
     """
 
-    __slots__ = ("_algorithms", "_clock", "_issuer", "_jwks", "_leeway", "_limits")
+    __slots__ = ("_algorithms", "_clock", "_issuer", "_jwks", "_leeway", "_limits", "_own_limits")
 
     def __init__(
         self,
@@ -56,7 +57,7 @@ class JwtVerifier:
         leeway: float = 30.0,
         jwks_refresh_seconds: float = 300.0,
         jwks_min_refresh_seconds: float = 30.0,
-        limits: Limits = DEFAULT_LIMITS,
+        limits: Limits | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         require_oauth_extra("JwtVerifier")
@@ -78,11 +79,12 @@ class JwtVerifier:
         self._issuer = issuer
         self._algorithms = chosen
         self._leeway = leeway
-        self._limits = limits
+        self._own_limits = limits is not None
+        self._limits = DEFAULT_LIMITS if limits is None else limits
         self._clock = clock
         self._jwks = JwksCache(
             jwks_uri,
-            limits,
+            self._limits,
             refresh_seconds=jwks_refresh_seconds,
             min_refresh_seconds=jwks_min_refresh_seconds,
             clock=clock,
@@ -139,6 +141,13 @@ class JwtVerifier:
         except jwt.PyJWTError:
             raise TokenRejected(TokenProblem.MALFORMED) from None
         return token_of(claims, self._limits)
+
+    def adopt_limits(self, limits: Limits) -> None:
+        """Take the server's limits, unless this verifier was given its own (``limits=``):
+        ``Server(limits=..., auth=...)`` then governs tokens and key sets too."""
+        if not self._own_limits:
+            self._limits = limits
+            self._jwks.adopt_limits(limits)
 
     async def aclose(self) -> None:
         """Close the connections kept to the JWKS endpoint."""

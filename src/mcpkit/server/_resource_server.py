@@ -237,6 +237,9 @@ class Authorization:
     def __init__(self, config: ResourceServer, limits: Limits, clock: Callable[[], float]) -> None:
         self.config = config
         self._limits = limits
+        adopt = getattr(config.verifier, "adopt_limits", None)
+        if adopt is not None:  # the built-in verifiers follow the server's limits
+            adopt(limits)
         self._clock = clock
         self._sites: dict[str, _Site] = {}
         self._verified: dict[bytes, _Verified] = {}

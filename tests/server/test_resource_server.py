@@ -313,6 +313,7 @@ def test_the_audience_must_be_this_endpoint_or_the_server(verifier: Verifier) ->
     with TestClient(Server(Notes, auth=auth(verifier))) as test_client:
         refused = call(test_client, "ping", {}, "elsewhere")
         assert refused.status == 401
+        assert call(test_client, "ping", {}, "elsewhere").status == 401  # remembered, refused
         assert TokenProblem.AUDIENCE.value in (refused.header("www-authenticate") or "")
         assert call(test_client, "ping", {}, "server-wide").status == 200
         assert call(test_client, "ping", {}, "shouting").status == 200
@@ -327,6 +328,7 @@ def test_required_scopes_are_needed_for_any_request(verifier: Verifier) -> None:
         assert missing.header("www-authenticate") == CHALLENGE + ', scope="mcp"'
         refused = call(test_client, "ping", {}, "nobody")
         assert refused.status == 403
+        assert call(test_client, "ping", {}, "nobody").status == 403  # remembered, refused
         assert 'scope="mcp"' in (refused.header("www-authenticate") or "")
         assert call(test_client, "ping", {}, "reader").status == 200  # implied
 
@@ -818,3 +820,23 @@ def test_the_built_in_verifiers_take_the_servers_limits() -> None:
     assert jwt_default._limits is limits and jwt_default._jwks._limits is limits
     assert jwt_own._limits is own
     assert introspection._limits is limits and introspection_own._limits is own
+
+
+def test_the_fast_path_answers_only_what_admit_decided(verifier: Verifier) -> None:
+    authorization, clock = bound(verifier)
+    http = bearer("reader")
+    assert authorization.remembered("/mcp", http) is None  # not verified yet
+    admitted = admit(authorization, "reader")
+    assert authorization.remembered("/mcp", http) is admitted
+    assert authorization.remembered("/other", http) is None  # an endpoint not yet seen
+    assert authorization.remembered("/mcp", None) is None
+    twice = HttpRequest(method="POST", raw_path="/mcp", headers=(*http.headers, *http.headers))
+    assert authorization.remembered("/mcp", twice) is None
+    basic = HttpRequest(method="POST", raw_path="/mcp", headers=(("authorization", "Basic x"),))
+    assert authorization.remembered("/mcp", basic) is None
+    assert authorization.remembered("/mcp", bearer("a" * 20_000)) is None
+    clock.now += 3600
+    assert authorization.remembered("/mcp", http) is None  # expired from the cache
+    passing, _ = bound(verifier, pass_token=True)
+    admit(passing, "reader")
+    assert passing.remembered("/mcp", http) is None  # the token must be attached each time

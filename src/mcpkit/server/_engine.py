@@ -156,6 +156,8 @@ class Engine:
         self._running = 0  # nested running() contexts
         self._cors = cors
         self.authorization = authorization
+        if authorization is not None:
+            self.pipeline.remembered = authorization.remembered
         self._proxies = proxies
         """The OAuth resource server, when the server is one: it serves the metadata
         documents at the well-known paths."""

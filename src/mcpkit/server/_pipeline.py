@@ -15,7 +15,7 @@ import dataclasses
 import functools
 import inspect
 import logging
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Final, Protocol
 
 from mcpkit.errors import (
@@ -214,6 +214,9 @@ class Pipeline:
         self._authorizer = authorizer
         self.limits = limits
         self._admission = admission
+        self.remembered: Callable[[str, HttpRequest | None], Admitted | None] | None = None
+        """A synchronous admission for requests decided before (the resource server's
+        remembered tokens): ``None`` from it, or no such thing, means ``admit`` decides."""
         self.sessions = sessions
         """Where 2025 sessions live; ``None`` when no endpoint keeps them."""
         self.events = events
@@ -277,8 +280,11 @@ class Pipeline:
                 if self.stopping:
                     raise Overloaded()
                 args = read_params(revision, method, params)
+            remembered = self.remembered
             if self._admission is None:
                 admitted = _EVERYONE  # no coroutine to build and await
+            elif remembered is not None and (known := remembered(runtime.endpoint.path, http)):
+                admitted = known  # a bearer token verified before (the resource server)
             else:
                 decision = await self.admit(
                     runtime, revision, method, kind is MessageKind.NOTIFICATION, http

@@ -46,6 +46,7 @@ from mcpkit.server._access_token import (
     TokenVerifier,
     VerifierUnavailable,
 )
+from mcpkit.server._http import HttpRequest
 from mcpkit.server._policy import AdmissionRequest, Admitted, Rejected
 from mcpkit.server._urls import origin_and_path
 
@@ -228,6 +229,7 @@ class _Verified:
     admitted: Admitted | None
     audience: frozenset[str]
     problem: TokenProblem | None
+    granted: frozenset[str] = frozenset()
 
 
 class Authorization:
@@ -377,6 +379,34 @@ class Authorization:
                 return self.insufficient(request.endpoint, missing)
         return admitted
 
+    def remembered(self, path: str, http: HttpRequest | None) -> Admitted | None:
+        """The usual request's admission without a coroutine: its one bearer token was
+        verified before, is still remembered as valid, and fits this endpoint.  ``None`` for
+        anything else (a refusal included), which ``admit`` then decides in full."""
+        if http is None or self.config.pass_token:
+            return None
+        header: str | None = None
+        for name, value in http.headers:
+            if name == "authorization":
+                if header is not None:
+                    return None
+                header = value
+        if header is None or header[:7].lower() != "bearer ":
+            return None
+        credentials = header[7:].strip(" \t")  # what admit reads from the same header
+        if len(credentials) > self._limits.max_bearer_token_bytes:
+            return None
+        known = self._verified.get(hashlib.sha256(credentials.encode("latin-1")).digest())
+        if known is None or known.admitted is None or self._clock() >= known.until:
+            return None
+        site = self._sites.get(path)
+        if site is None or known.audience.isdisjoint(site.audiences):
+            return None
+        required = self.config.required_scopes
+        if required and not required <= known.granted:
+            return None
+        return known.admitted
+
     async def _verify(self, token: str) -> _Verified | None:
         """The outcome for ``token``, remembered by its digest; ``None`` when the verifier
         cannot decide now (not remembered)."""
@@ -425,7 +455,7 @@ class Authorization:
             digest = hashlib.sha256(f"{access.issuer or ''}\0{who}".encode("utf-8", "replace"))
             partition = "oauth:" + digest.hexdigest()
         audience = frozenset(_canonical(value) for value in access.audience)
-        return _Verified(until, Admitted(access, partition), audience, None)
+        return _Verified(until, Admitted(access, partition), audience, None, access.granted)
 
     # --- scopes -------------------------------------------------------------------------------
 

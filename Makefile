@@ -13,7 +13,7 @@ STAMP := $(VENV)/install.stamp
 C_SOURCES := $(wildcard src/mcpkit/json/*.c src/mcpkit/json/*.h)
 PYTEST_COV := --cov=mcpkit --cov-branch --cov-report=term-missing
 
-.PHONY: venv run test browser conformance bench bench-http soak fuzz clean
+.PHONY: venv run test browser services conformance bench bench-http soak fuzz clean
 
 venv: $(STAMP)
 
@@ -34,6 +34,7 @@ test: venv
 	$(BIN)/lint-imports
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet -d build/site
 	$(MAKE) --no-print-directory browser
+	$(MAKE) --no-print-directory services
 	$(PY) -m pytest $(PYTEST_COV)
 	if [ -d tests/json ]; then \
 		MCPKIT_PURE_PYTHON=1 $(PY) -m pytest tests/json $(PYTEST_COV) --cov-append; \
@@ -49,6 +50,15 @@ browser:
 	then export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq \
 		--no-install-recommends chromium; fi
 	@command -v chromium >/dev/null || { echo "make browser: install chromium (apt-get install chromium)"; exit 1; }
+
+# redis-server, the Debian package, for the tests of the Redis rate limiter and broadcaster
+# (each test starts its own on a loopback port and stops it): installed with apt-get when
+# missing and running as root; otherwise install it yourself (apt-get install redis-server).
+services:
+	@if ! command -v redis-server >/dev/null && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; \
+	then export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq \
+		--no-install-recommends redis-server; fi
+	@command -v redis-server >/dev/null || { echo "make services: install redis-server (apt-get install redis-server)"; exit 1; }
 
 # The official MCP conformance suite against examples/everything.py, started afresh for each
 # run by tools/run_conformance.py (which installs Node >= 22 and the pinned harness into
@@ -99,6 +109,7 @@ bench-http: venv
 	$(PY) -m bench.http.sessions
 	$(PY) -m bench.http.listens
 	$(PY) -m bench.http.tasks
+	$(PY) -m bench.http.oauth
 
 # 200,000 tools/call against one mcpkit server: RSS, file descriptors and threads must not grow.
 soak: venv

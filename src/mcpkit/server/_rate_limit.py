@@ -85,8 +85,9 @@ class RateLimitContext:
     * ``identity`` and ``partition``: admission's ``Admitted.identity`` and
       ``Admitted.authorization`` (``None``: the shared anonymous partition);
     * ``http_request``: the request as it arrived (``None`` on stdio).  Its ``client`` is the
-      peer address, which behind a proxy is the proxy's; forwarded headers are whatever the
-      client wrote unless your own proxy overwrites them.
+      TCP peer's address, which behind a proxy is the proxy's; with
+      ``Server(trusted_proxies=[...])`` a trusted proxy's ``X-Forwarded-For`` names it
+      instead.  Forwarded headers are otherwise never believed.
     """
 
     endpoint: Endpoint

@@ -5,8 +5,7 @@ them)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -18,9 +17,7 @@ from mcpkit.model import (
     EndpointBuilder,
     Implementation,
     InvocationFeatures,
-    PromptOutput,
     RequestContext,
-    ResourceOutput,
     Revision,
     ToolArguments,
 )
@@ -31,6 +28,8 @@ from mcpkit.model._resources import ResourceRegistration
 from mcpkit.model._results import OperationResult, TaskCreatedResult
 from mcpkit.model._scopes import MAX_DECLARED_SCOPES, MAX_SCOPE_CHARS, checked_scopes
 from mcpkit.model._tools import ToolRegistration
+
+from ..protocol.samples import Found, Query, read_exact, read_template, search, summary
 
 MODERN = frozenset({Revision.V2026_07_28})
 WHERE = "@tool 'delete_note'"
@@ -148,40 +147,10 @@ def test_a_member_that_is_not_a_str_is_refused(member: object) -> None:
 # --- registrations -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Query:
-    text: str
-
-
-@dataclass(frozen=True)
-class Found:
-    count: int
-
-
-def search(ctx: RequestContext, arguments: ToolArguments[Query], features: object) -> Found:
-    return Found(0)
-
-
 def operation(
     ctx: RequestContext, arguments: ToolArguments[Any], features: InvocationFeatures
 ) -> OperationResult:
     return CompleteResult.from_tool_text("ok")
-
-
-def summary(
-    ctx: RequestContext, arguments: Mapping[str, str], features: InvocationFeatures
-) -> PromptOutput:
-    return PromptOutput(messages=())
-
-
-def read_exact(ctx: RequestContext, features: InvocationFeatures) -> ResourceOutput:
-    raise NotImplementedError
-
-
-def read_template(
-    ctx: RequestContext, variables: Mapping[str, str], features: InvocationFeatures
-) -> ResourceOutput:
-    raise NotImplementedError
 
 
 def _typed(**options: Any) -> ToolRegistration:

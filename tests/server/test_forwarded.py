@@ -8,7 +8,7 @@ import pytest
 from mcpkit import AdmissionRequest, Admitted, ConfigurationError, Server, endpoint, tool
 from mcpkit.server import HttpRequest
 from mcpkit.server._forwarded import TrustedProxies
-from mcpkit.testing import TestClient
+from mcpkit.testing import TestClient, stateless_headers, stateless_request
 from mcpkit.testing._client import _PEER
 
 
@@ -74,23 +74,8 @@ def test_admission_and_limiters_see_the_forwarded_client() -> None:
 
     peer = _PEER[0]
     server = Server(Plain, trusted_proxies=[peer], admission=admit)
-    headers = {
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "tools/list",
-        "x-forwarded-for": "198.51.100.7",
-        "user-agent": "test",
-    }
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/list",
-        "params": {
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
-            }
-        },
-    }
+    headers = {**stateless_headers("tools/list"), "x-forwarded-for": "198.51.100.7"}
+    body = stateless_request("tools/list")
     with TestClient(server) as client:
         assert client.post("/mcp", body, headers=headers).status == 200
     assert seen == [("198.51.100.7", 0)]

@@ -39,16 +39,12 @@ from mcpkit import (
 from mcpkit.model import ENDPOINT_ATTRIBUTE, Endpoint, Revision
 from mcpkit.server import AdmissionRequest, HttpRequest
 from mcpkit.server._resource_server import Authorization
-from mcpkit.testing import TestClient
+from mcpkit.testing import TestClient, stateless_headers, stateless_request
 
 BASE = "http://127.0.0.1:8000"
 RESOURCE = BASE + "/mcp"
 ISSUER = "https://issuer.example"
 CANARY = "canary-token-0123456789"
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 
 
 def token_for(scopes: set[str], **changes: Any) -> AccessToken:
@@ -153,13 +149,8 @@ def client(verifier: Verifier) -> Iterator[TestClient]:
         yield test_client
 
 
-def rpc(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": 7,
-        "method": method,
-        "params": {**(params or {}), "_meta": META},
-    }
+def rpc(method: str, params: dict[str, Any] | None = None) -> dict[str, object]:
+    return stateless_request(method, params, id=7)
 
 
 def post(
@@ -171,9 +162,7 @@ def post(
     name: str | None = None,
     headers: dict[str, str] | None = None,
 ) -> Any:
-    sent = {"mcp-protocol-version": "2026-07-28", "mcp-method": method}
-    if name is not None:
-        sent["mcp-name"] = name
+    sent = stateless_headers(method, name)
     if token is not None:
         sent["authorization"] = "Bearer " + token
     sent.update(headers or {})

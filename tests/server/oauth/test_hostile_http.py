@@ -13,7 +13,7 @@ from typing import Any, Final
 import pytest
 
 from mcpkit import JwtVerifier, Limits, ResourceServer, Server, TokenProblem, endpoint, tool
-from mcpkit.testing import TestClient
+from mcpkit.testing import TestClient, stateless_headers, stateless_request
 
 from .authserver import AuthServer, Mode, running
 from .keys import ISSUER, claims, token
@@ -33,14 +33,6 @@ class Notes:
         return "note " + note
 
 
-@pytest.fixture(autouse=True)
-def no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
-                 "all_proxy"):  # fmt: skip
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-
-
 @pytest.fixture
 def keys() -> Iterator[AuthServer]:
     with running() as state:
@@ -56,25 +48,8 @@ def serve(keys: AuthServer) -> Server:
 
 
 def read(client: TestClient, bearer: str) -> tuple[Any, float]:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {
-            "name": "read_note",
-            "arguments": {"note": "n"},
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
-            },
-        },
-    }
-    headers = {
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "tools/call",
-        "mcp-name": "read_note",
-        "authorization": "Bearer " + bearer,
-    }
+    body = stateless_request("tools/call", {"name": "read_note", "arguments": {"note": "n"}})
+    headers = {**stateless_headers("tools/call", "read_note"), "authorization": "Bearer " + bearer}
     started = time.monotonic()
     response = client.post("/mcp", body, headers=headers)
     return response, time.monotonic() - started

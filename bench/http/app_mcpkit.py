@@ -10,7 +10,11 @@
 * ``listen``: ``async def add``, and ``subscriptions/listen`` served (every listen granted, up to
   128 from one caller: the benchmark's idle listens are all anonymous).
 
-Every variant serves 2026-07-28 and 2025-11-25 on ``/mcp``.  Run it the way users do:
+Every variant serves 2026-07-28 and 2025-11-25 on ``/mcp``.  With ``BENCH_OAUTH_ISSUER`` set
+(``bench/http/oauth.py``), the server is an OAuth resource server:
+``auth=ResourceServer(BENCH_OAUTH_RESOURCE, authorization_servers=[BENCH_OAUTH_ISSUER],
+verifier=JwtVerifier(BENCH_OAUTH_ISSUER, BENCH_OAUTH_JWKS_URI),
+required_scopes=BENCH_OAUTH_SCOPES.split())``; without it, no auth.  Run it the way users do:
 ``BENCH_VARIANT=async mcpkit serve bench/http/app_mcpkit.py --port 8201`` (embedded uvicorn,
 httptools on asyncio, one worker).
 """
@@ -86,8 +90,21 @@ def _grant(request: mcpkit.SubscriptionRequest) -> mcpkit.Lease:
     return mcpkit.Lease(60.0)
 
 
+def _auth() -> mcpkit.ResourceServer | None:
+    issuer = os.environ.get("BENCH_OAUTH_ISSUER", "")
+    if not issuer:
+        return None
+    return mcpkit.ResourceServer(
+        os.environ["BENCH_OAUTH_RESOURCE"],
+        authorization_servers=[issuer],
+        verifier=mcpkit.JwtVerifier(issuer, os.environ["BENCH_OAUTH_JWKS_URI"]),
+        required_scopes=os.environ.get("BENCH_OAUTH_SCOPES", "").split(),
+    )
+
+
 server = mcpkit.Server(
     _endpoint_class(VARIANT),
+    auth=_auth(),
     page_size=128,
     subscription_authorizer=_grant if VARIANT == "listen" else None,
     limits=mcpkit.Limits(max_listens_per_owner=128) if VARIANT == "listen" else mcpkit.Limits(),

@@ -179,8 +179,12 @@ def request_for(rev: str, method: str, tool: str = "add") -> tuple[dict[str, str
     return headers, json.dumps(body, separators=(",", ":")).encode()
 
 
-def post(url: str, rev: str, method: str, timeout: float = 10.0) -> tuple[int, bytes]:
+def post(
+    url: str, rev: str, method: str, timeout: float = 10.0, authorization: str = ""
+) -> tuple[int, bytes]:
     headers, body = request_for(rev, method)
+    if authorization:
+        headers["Authorization"] = authorization
     req = urllib.request.Request(url, data=body, headers=headers, method="POST")
     try:
         with urllib.request.urlopen(req, timeout=timeout) as response:
@@ -190,10 +194,11 @@ def post(url: str, rev: str, method: str, timeout: float = 10.0) -> tuple[int, b
         return error.code, error.read()
 
 
-def probe(url: str, rev: str, method: str, expect: str) -> int:
-    """One request like wrk's; raises ``BenchError`` unless it is 2xx with ``expect`` in the
-    body.  Returns the body size."""
-    status, body = post(url, rev, method)
+def probe(url: str, rev: str, method: str, expect: str, authorization: str = "") -> int:
+    """One request like wrk's (with ``authorization`` as its ``Authorization`` header, if
+    any); raises ``BenchError`` unless it is 2xx with ``expect`` in the body.  Returns the body
+    size."""
+    status, body = post(url, rev, method, authorization=authorization)
     if not 200 <= status < 300 or expect.encode() not in body:
         raise BenchError(f"probe {method} {rev} at {url}: HTTP {status}: {body[:300]!r}")
     return len(body)
@@ -307,9 +312,11 @@ def run_wrk(
     expect: str,
     max_responses: int = 0,
     session: str = "",
+    authorization: str = "",
 ) -> WrkResult:
     """One ``wrk -t1`` run with ``mcp_post.lua``.  With ``max_responses`` it ends as soon as
-    that many responses arrived (``seconds`` is then only an upper bound)."""
+    that many responses arrived (``seconds`` is then only an upper bound); ``authorization``
+    is sent as every request's ``Authorization`` header (none when empty)."""
     wrk = shutil.which("wrk")
     if wrk is None:
         raise BenchError("wrk is not installed (bench/http/setup.sh installs it)")
@@ -318,6 +325,7 @@ def run_wrk(
     if TASKSET:
         command = [TASKSET, "-c", CLIENT_CPU, *command]
     env = dict(os.environ, MCP_REV=rev, MCP_METHOD=method, MCP_EXPECT=expect, MCP_SESSION=session)
+    env["MCP_AUTHORIZATION"] = authorization
     done_file = LOG_DIR / f"wrk-done-{os.getpid()}"
     done_file.unlink(missing_ok=True)
     if max_responses:

@@ -8,10 +8,15 @@ the hot path can be judged in seconds; ``--profile`` prints where the time goes.
 
     python -m bench.http.inprocess [--app mcpkit|ceiling] [--variant async|def|tools101|session]
         [--rev 2026-07-28|2025-11-25] [--method tools/call|tools/list] [-n 20000]
-        [--loop asyncio|uvloop] [--protocol guarded|plain] [--profile | --opcodes]
+        [--loop asyncio|uvloop] [--protocol guarded|plain] [--oauth] [--profile | --opcodes]
 
 ``--protocol plain`` drives uvicorn's own protocol without mcpkit's connection limits (the
 default for the ceiling app), to measure what the limits cost.
+
+``--oauth`` serves the mcpkit app as an OAuth resource server (``JwtVerifier``, its JWKS served
+on 127.0.0.1 by ``bench/http/oauth.py``'s issuer) and sends every request with the same
+``Authorization: Bearer`` JWT, as ``python -m bench.http.oauth`` does: the cost of a validated,
+cached token.
 
 ``--opcodes`` counts the Python bytecodes executed per request, per module and per function:
 a deterministic measure (the same on a loaded machine) for comparing two versions of the hot
@@ -66,7 +71,7 @@ def _load(app: str, variant: str) -> tuple[Any, Limits, str]:
     return module.app, DEFAULT_LIMITS, ""
 
 
-def _request(rev: str, method: str, session_id: str = "") -> bytes:
+def _request(rev: str, method: str, session_id: str = "", authorization: str = "") -> bytes:
     modern = rev == "2026-07-28"
     params: dict[str, object] = {}
     if method == "tools/call":
@@ -91,6 +96,8 @@ def _request(rev: str, method: str, session_id: str = "") -> bytes:
             headers.append("Mcp-Name: add")
     if session_id:
         headers.append(f"Mcp-Session-Id: {session_id}")
+    if authorization:
+        headers.append(f"Authorization: {authorization}")
     headers.append(f"Content-Length: {len(body)}")
     return ("\r\n".join(headers) + "\r\n\r\n").encode() + body
 
@@ -243,14 +250,27 @@ def main() -> None:
     parser.add_argument(
         "--protocol", choices=("guarded", "plain"), help="guarded for mcpkit, plain for ceiling"
     )
+    parser.add_argument("--oauth", action="store_true", help="mcpkit with a Bearer JWT")
     args = parser.parse_args()
 
+    authorization = ""
+    if args.oauth:
+        from bench.http.oauth import Issuer, JwtServer
+
+        issuer = Issuer().__enter__()  # serves the JWKS until the process ends
+        spec = JwtServer("mcpkit", args.variant, issuer=issuer.url, jwks_uri=issuer.jwks_uri)
+        os.environ.update(
+            (name, value)
+            for name, value in spec.environment().items()
+            if name.startswith("BENCH_OAUTH_")
+        )
+        authorization = f"Bearer {issuer.token()}"
     app, limits, session_id = _load(args.app, args.variant)
     if session_id and args.rev != "2025-11-25":
         raise SystemExit("--variant session needs --rev 2025-11-25")
     protocol = args.protocol or ("guarded" if args.app == "mcpkit" else "plain")
     protocol_class = _protocol_class(protocol, limits)
-    raw = _request(args.rev, args.method, session_id)
+    raw = _request(args.rev, args.method, session_id, authorization)
     warm_up = _drive(app, raw, min(args.n, 2000), protocol_class)  # memos, pools, caches
     _run(args.loop, warm_up)
     if args.opcodes:
@@ -266,7 +286,8 @@ def main() -> None:
     head, _, body = response.partition(b"\r\n\r\n")
     print(head.split(b"\r\n")[0].decode(), body[:120].decode(errors="replace"), file=sys.stderr)
     print(
-        f"{args.app} {args.variant} {args.rev} {args.method} {protocol}: "
+        f"{args.app} {args.variant} {args.rev} {args.method} {protocol}"
+        f"{' oauth' if args.oauth else ''}: "
         f"{per_request:.1f} µs CPU/request"
     )
 

@@ -10,6 +10,8 @@
 --                  until -d is over, so the caller then ends it early with SIGINT)
 --   MCP_SESSION    an Mcp-Session-Id to send with every request (a 2025 session opened by the
 --                  caller); "" (default) for none
+--   MCP_AUTHORIZATION  an Authorization header to send with every request (e.g. "Bearer <jwt>",
+--                  bench/http/oauth.py); "" (default) for none
 --
 -- 2026-07-28: stateless; MCP-Protocol-Version, Mcp-Method and (tools/call) Mcp-Name headers
 -- and the request _meta with protocolVersion and clientCapabilities.
@@ -25,6 +27,7 @@ local expect = os.getenv("MCP_EXPECT") or ""
 local max_responses = tonumber(os.getenv("MCP_MAX") or "0") or 0
 local done_file = os.getenv("MCP_DONE_FILE") or ""
 local session = os.getenv("MCP_SESSION") or ""
+local authorization = os.getenv("MCP_AUTHORIZATION") or ""
 
 local function build(revision)
   local modern = revision == "2026-07-28"
@@ -44,6 +47,9 @@ local function build(revision)
   }
   if session ~= "" then
     headers["Mcp-Session-Id"] = session
+  end
+  if authorization ~= "" then
+    headers["Authorization"] = authorization
   end
   if modern then
     headers["Mcp-Method"] = method

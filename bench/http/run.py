@@ -82,6 +82,7 @@ class Cell:
     rev: str
     method: str
     conc: int
+    authorization: str = ""  # the Authorization header of every request (bench/http/oauth.py)
 
     @property
     def spec(self) -> ServerSpec:
@@ -103,7 +104,8 @@ class Cell:
         if self.variant == "tools101":
             what = "tools/list" if self.method == "tools/list" else "tools/call add"
             return f"{what}, 101 tools, {self.rev}, def"
-        return f"tools/call add, {self.rev}, {self.variant}"
+        bearer = ", Bearer JWT" if self.authorization else ""
+        return f"tools/call add, {self.rev}, {self.variant}{bearer}"
 
 
 @dataclass
@@ -195,10 +197,18 @@ def measure_cell(server: RunningServer, cell: Cell, rep: int, settings: Settings
     than ``settings.noise_limit`` cores is measured again (``settings.noise_retries`` times at
     most) and the quietest attempt is kept."""
     try:
-        body_bytes = probe(server.url, cell.rev, cell.method, cell.expect)
+        body_bytes = probe(
+            server.url, cell.rev, cell.method, cell.expect, authorization=cell.authorization
+        )
         if settings.warmup > 0:
             warm = run_wrk(
-                server.url, cell.rev, cell.method, cell.conc, settings.warmup, cell.expect
+                server.url,
+                cell.rev,
+                cell.method,
+                cell.conc,
+                settings.warmup,
+                cell.expect,
+                authorization=cell.authorization,
             )
             if warm.failure:
                 raise BenchError(f"warm-up: {warm.failure}")
@@ -222,7 +232,15 @@ def measure_cell(server: RunningServer, cell: Cell, rep: int, settings: Settings
 def measured_run(server: RunningServer, cell: Cell, rep: int, settings: Settings) -> Run:
     run = Run(cell, rep)
     before, busy0, wrk0 = server.sample(), machine_busy_seconds(), children_cpu_seconds()
-    result = run_wrk(server.url, cell.rev, cell.method, cell.conc, settings.duration, cell.expect)
+    result = run_wrk(
+        server.url,
+        cell.rev,
+        cell.method,
+        cell.conc,
+        settings.duration,
+        cell.expect,
+        authorization=cell.authorization,
+    )
     after, busy1, wrk1 = server.sample(), machine_busy_seconds(), children_cpu_seconds()
     run.failure = result.failure
     run.requests = result.requests

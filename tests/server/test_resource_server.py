@@ -39,7 +39,7 @@ from mcpkit import (
 from mcpkit.model import ENDPOINT_ATTRIBUTE, Endpoint, Revision
 from mcpkit.server import AdmissionRequest, HttpRequest
 from mcpkit.server._resource_server import Authorization
-from mcpkit.testing import TestClient, stateless_headers, stateless_request
+from mcpkit.testing import TestClient, handshake_request, stateless_headers, stateless_request
 
 BASE = "http://127.0.0.1:8000"
 RESOURCE = BASE + "/mcp"
@@ -829,3 +829,43 @@ def test_the_fast_path_answers_only_what_admit_decided(verifier: Verifier) -> No
     passing, _ = bound(verifier, pass_token=True)
     admit(passing, "reader")
     assert passing.remembered("/mcp", http) is None  # the token must be attached each time
+
+
+def test_a_session_belongs_to_the_caller_whose_token_opened_it(verifier: Verifier) -> None:
+    november = Revision.V2025_11_25
+
+    @endpoint(path="/mcp", name="sessions", version="1", revisions={november},
+              session_revisions={november})  # fmt: skip
+    class Sessions:
+        @tool
+        def ping(self) -> str:
+            """Answers."""
+            return "pong"
+
+    initialize = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    with TestClient(Server(Sessions, auth=auth(verifier))) as test_client:
+        opened = test_client.post(
+            "/mcp",
+            handshake_request("initialize", initialize),
+            headers={"authorization": "Bearer reader"},
+        )
+        assert opened.status == 200
+        session = opened.header("mcp-session-id")
+        assert session is not None
+
+        def ping(token: str) -> int:
+            headers = {
+                "authorization": "Bearer " + token,
+                "mcp-session-id": session,
+                "mcp-protocol-version": "2025-11-25",
+            }
+            message = handshake_request("tools/call", {"name": "ping", "arguments": {}})
+            return test_client.post("/mcp", message, headers=headers).status
+
+        assert ping("reader") == 200
+        assert ping("writer") == 404  # another subject: no such session for it
+        assert ping("nobody") == 404

@@ -8,7 +8,8 @@ the hot path can be judged in seconds; ``--profile`` prints where the time goes.
 
     python -m bench.http.inprocess [--app mcpkit|ceiling] [--variant async|def|tools101|session]
         [--rev 2026-07-28|2025-11-25] [--method tools/call|tools/list] [-n 20000]
-        [--loop asyncio|uvloop] [--protocol guarded|plain] [--oauth] [--profile | --opcodes]
+        [--loop asyncio|uvloop] [--protocol guarded|plain] [--oauth] [--metrics]
+        [--profile | --opcodes]
 
 ``--protocol plain`` drives uvicorn's own protocol without mcpkit's connection limits (the
 default for the ceiling app), to measure what the limits cost.
@@ -49,9 +50,10 @@ if TYPE_CHECKING:
 HERE = Path(__file__).resolve().parent
 
 
-def _load(app: str, variant: str) -> tuple[Any, Limits, str]:
+def _load(app: str, variant: str, metrics: bool = False) -> tuple[Any, Limits, str]:
     """The ASGI app, the limits its server enforces, and (``session`` variant) the id of a
-    2025-11-25 session opened in it for the requests to name."""
+    2025-11-25 session opened in it for the requests to name; ``metrics`` serves the mcpkit
+    app with ``metrics=True`` (every request counted)."""
     os.environ["BENCH_VARIANT"] = variant
     name = "app_mcpkit" if app == "mcpkit" else "app_ceiling"
     spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
@@ -61,6 +63,8 @@ def _load(app: str, variant: str) -> tuple[Any, Limits, str]:
     spec.loader.exec_module(module)
     if app == "mcpkit":
         server = module.server
+        if metrics:
+            server = server.configured(metrics=True)
         session_id = ""
         if variant == "session":
             from mcpkit import Revision
@@ -251,6 +255,7 @@ def main() -> None:
         "--protocol", choices=("guarded", "plain"), help="guarded for mcpkit, plain for ceiling"
     )
     parser.add_argument("--oauth", action="store_true", help="mcpkit with a Bearer JWT")
+    parser.add_argument("--metrics", action="store_true", help="mcpkit with metrics=True")
     args = parser.parse_args()
 
     authorization = ""
@@ -265,7 +270,7 @@ def main() -> None:
             if name.startswith("BENCH_OAUTH_")
         )
         authorization = f"Bearer {issuer.token()}"
-    app, limits, session_id = _load(args.app, args.variant)
+    app, limits, session_id = _load(args.app, args.variant, args.metrics)
     if session_id and args.rev != "2025-11-25":
         raise SystemExit("--variant session needs --rev 2025-11-25")
     protocol = args.protocol or ("guarded" if args.app == "mcpkit" else "plain")

@@ -155,6 +155,9 @@ if _TYPE_CHECKING:
     from mcpkit.server import RateLimitDecision as RateLimitDecision
     from mcpkit.server import RateLimiter as RateLimiter
     from mcpkit.server import RateLimitTarget as RateLimitTarget
+    from mcpkit.server import RedisBroadcaster as RedisBroadcaster
+    from mcpkit.server import RedisTaskStore as RedisTaskStore
+    from mcpkit.server import RedisTokenBucket as RedisTokenBucket
     from mcpkit.server import Rejected as Rejected
     from mcpkit.server import ResourceServer as ResourceServer
     from mcpkit.server import Session as Session
@@ -205,6 +208,9 @@ _LAZY = {
     "RateLimitDecision": "mcpkit.server",
     "RateLimitTarget": "mcpkit.server",
     "RateLimiter": "mcpkit.server",
+    "RedisBroadcaster": "mcpkit.server",
+    "RedisTaskStore": "mcpkit.server",
+    "RedisTokenBucket": "mcpkit.server",
     "Rejected": "mcpkit.server",
     "Server": "mcpkit.serving",
     "Session": "mcpkit.server",
@@ -328,6 +334,9 @@ __all__ = (
     "RateLimitTarget",
     "RateLimited",
     "RateLimiter",
+    "RedisBroadcaster",
+    "RedisTaskStore",
+    "RedisTokenBucket",
     "Rejected",
     "ReplayUnavailable",
     "RequestContext",

@@ -73,6 +73,7 @@ class Recorded:
 
     def __init__(self, caplog: pytest.LogCaptureFixture) -> None:
         self.runs: list[Server] = []
+        self.sockets: list[list[socket.socket] | None] = []  # what ``run`` was handed
         self.stdio: list[tuple[Server, str | None]] = []
         self.cut_off = False  # what ``run_stdio`` returns
         self.failure: BaseException | None = None  # what ``run`` raises instead of serving
@@ -112,10 +113,16 @@ def recorded(
     caplog.set_level(logging.INFO, logger="mcpkit")
     calls = Recorded(caplog)
 
-    def run(self: Server, *, started: Callable[[], object] | None = None) -> None:
+    def run(
+        self: Server,
+        *,
+        started: Callable[[], object] | None = None,
+        sockets: list[socket.socket] | None = None,
+    ) -> None:
         if calls.failure is not None:
             raise calls.failure
         calls.runs.append(self)
+        calls.sockets.append(sockets)
         self._announce(self.port, started)
 
     def run_stdio(self: Server, path: str | None = None) -> bool:

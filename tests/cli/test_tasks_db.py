@@ -98,7 +98,9 @@ class Recorded:
 def recorded(isolated: None, monkeypatch: pytest.MonkeyPatch) -> Recorded:
     calls = Recorded()
 
-    def run(self: Server, *, started: Callable[[], object] | None = None) -> None:
+    def run(
+        self: Server, *, started: Callable[[], object] | None = None, sockets: object = None
+    ) -> None:
         calls.runs.append(self)
         if calls.while_running is not None:
             calls.seen.append(calls.while_running(self))

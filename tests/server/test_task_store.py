@@ -1,26 +1,31 @@
-"""Task stores: ``MemoryTaskStore`` and ``SqliteTaskStore`` keep the same rules of a task record
-(its transitions, its owner and endpoint partition, its TTL and the quotas of ``Limits``), and
-the SQLite store keeps tasks across a restart, byte for byte, refuses a second opener and fails
-as ``TaskStoreUnavailable`` without losing what it held."""
+"""Task stores: ``MemoryTaskStore``, ``SqliteTaskStore`` and ``RedisTaskStore`` keep the same rules
+of a task record (its transitions, its owner and endpoint partition, its TTL and the quotas of
+``Limits``); the SQLite and Redis stores keep tasks across a restart, byte for byte, and name
+the tasks a restart interrupted; the SQLite store refuses a second opener and fails as
+``TaskStoreUnavailable`` without losing what it held (Redis's own cases:
+``test_redis_task_store``)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+import redis
 
 from mcpkit.errors import ConfigurationError, TaskQuota, TaskStoreUnavailable
 from mcpkit.json import decode
 from mcpkit.limits import Limits
+from mcpkit.server._redis_task_store import RedisTaskStore
 from mcpkit.server._task_sqlite import SqliteTaskStore
 from mcpkit.server._task_store import (
     MemoryTaskStore,
@@ -31,6 +36,8 @@ from mcpkit.server._task_store import (
     answering,
     new_task_id,
 )
+
+from ..redis_server import running_redis
 
 T = TypeVar("T")
 START = 1_000.0
@@ -96,13 +103,46 @@ def path(tmp_path: Path) -> Path:
     return tmp_path / "tasks.db"
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(scope="module")
+def shared_redis() -> Iterator[str]:
+    """One ``redis-server`` for the module's Redis cases (``redis_url`` empties it for each)."""
+    with running_redis() as server:
+        yield server.url
+
+
+@pytest.fixture
+def redis_url(shared_redis: str) -> str:
+    """The module's Redis, emptied for this test."""
+    client = redis.Redis.from_url(shared_redis)
+    try:
+        client.flushall()
+    finally:
+        client.close()
+    return shared_redis
+
+
+Opener = Callable[[], TaskStore]
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def opener(request: pytest.FixtureRequest, clock: Clock, path: Path) -> Opener:
+    """Opens a durable store on the same tasks each time it is called: its file, or its Redis
+    (a new node each time, as a restarted process is)."""
+    if request.param == "sqlite":
+        return lambda: SqliteTaskStore(path, clock=clock)
+    url: str = request.getfixturevalue("redis_url")
+    return lambda: RedisTaskStore(url, clock=clock)
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
 def store(request: pytest.FixtureRequest, clock: Clock, path: Path) -> Iterator[TaskStore]:
     opened: TaskStore
     if request.param == "memory":
         opened = MemoryTaskStore(clock=clock)
-    else:
+    elif request.param == "sqlite":
         opened = SqliteTaskStore(path, clock=clock)
+    else:
+        opened = RedisTaskStore(request.getfixturevalue("redis_url"), clock=clock)
     yield opened
     run(opened.close())
 
@@ -177,7 +217,12 @@ def test_repr_shows_no_payload_or_path(store: TaskStore, path: Path) -> None:
     assert repr(record) == "TaskRecord(working, tool='slow')"
     shown = repr(store)
     assert str(path.parent) not in shown
-    assert shown in ("MemoryTaskStore(1 tasks)", "SqliteTaskStore('tasks.db')")
+    assert shown in (
+        "MemoryTaskStore(1 tasks)",
+        "SqliteTaskStore('tasks.db')",
+    ) or re.fullmatch(
+        r"RedisTaskStore\('redis://127\.0\.0\.1:\d+/0', prefix='mcpkit:tasks:'\)", shown
+    )
 
 
 def test_new_task_ids_are_long_and_fresh() -> None:
@@ -454,17 +499,17 @@ def test_expired_tasks_leave_the_sqlite_file_empty_and_bounded(clock: Clock, pat
     assert sqlite_rows(path) == 0
 
 
-# --- SQLite: durability, the file's lock, faults --------------------------------------------
+# --- durability (SQLite and Redis); SQLite's file lock and faults --------------------------
 
 
-def test_tasks_survive_close_and_reopen_byte_for_byte(clock: Clock, path: Path) -> None:
-    store = SqliteTaskStore(path, clock=clock)
+def test_tasks_survive_close_and_reopen_byte_for_byte(opener: Opener) -> None:
+    store = opener()
     record = task(None, result=RESULT, arguments=b'{ "x" :\t"\xe2\x98\x83" }', rounds=2)
     run(store.create(record, LIMITS))
     ended = run(store.finish(record.key, TaskStatus.COMPLETED, result=RESULT))
     run(store.close())
 
-    reopened = SqliteTaskStore(path, clock=clock)
+    reopened = opener()
     found = run(reopened.get(record.key))
     run(reopened.close())
     assert found == ended
@@ -496,8 +541,8 @@ def test_another_process_is_refused(sqlite_store: SqliteTaskStore, path: Path) -
     assert "in use by another process" in child.stderr
 
 
-def test_interrupted_names_managed_tasks_that_had_not_ended(clock: Clock, path: Path) -> None:
-    store = SqliteTaskStore(path, clock=clock)
+def test_interrupted_names_managed_tasks_that_had_not_ended(clock: Clock, opener: Opener) -> None:
+    store = opener()
     running, waiting = task(rerun=True), task(None)
     completed, failed, unmanaged, expired = task(), task(), task(managed=False), task(ttl=1.0)
     for record in (running, waiting, completed, failed, unmanaged, expired):
@@ -508,7 +553,7 @@ def test_interrupted_names_managed_tasks_that_had_not_ended(clock: Clock, path: 
     run(store.close())
 
     clock.now += 1.0
-    reopened = SqliteTaskStore(path, clock=clock)
+    reopened = opener()
     found = run(reopened.interrupted())
     run(reopened.close())
     assert sorted(record.task_id for record in found) == sorted([running.task_id, waiting.task_id])
@@ -564,12 +609,13 @@ def test_a_damaged_file_is_refused_when_opened(clock: Clock, path: Path) -> None
         SqliteTaskStore(path, clock=clock)
 
 
-def test_a_closed_store_is_unavailable(sqlite_store: SqliteTaskStore) -> None:
-    run(sqlite_store.close())
+def test_a_closed_store_is_unavailable(opener: Opener) -> None:
+    store = opener()
+    run(store.close())
     with pytest.raises(TaskStoreUnavailable):
-        run(sqlite_store.get(TaskKey(new_task_id(), None, "/mcp")))
+        run(store.get(TaskKey(new_task_id(), None, "/mcp")))
     with pytest.raises(TaskStoreUnavailable):
-        run(sqlite_store.expire(START))
+        run(store.expire(START))
 
 
 def test_a_file_of_a_newer_schema_is_refused(path: Path) -> None:
@@ -639,14 +685,15 @@ def test_answering_keeps_only_outstanding_ids() -> None:
     assert answering({"a": b"1"})(task(), START + 1) is None  # a working task waits for nothing
 
 
-def test_the_quota_counts_the_tasks_a_reopened_file_keeps(clock: Clock, path: Path) -> None:
-    """The counts are kept in memory while the file is open, and read again when it opens."""
+def test_the_quota_counts_the_tasks_a_reopened_file_keeps(opener: Opener) -> None:
+    """SQLite's counts are kept in memory while the file is open, and read again when it
+    opens; Redis's are kept in Redis."""
     limits = LIMITS.replace(max_tasks_per_owner=2)
-    store = SqliteTaskStore(path, clock=clock)
+    store = opener()
     run(store.create(task(owner="alice"), limits))
     run(store.create(task(owner="alice"), limits))
     run(store.close())
-    reopened = SqliteTaskStore(path, clock=clock)
+    reopened = opener()
     with pytest.raises(TaskQuota):
         run(reopened.create(task(owner="alice"), limits))
     run(reopened.create(task(owner="bob"), limits))  # another owner's share is its own

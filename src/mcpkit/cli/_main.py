@@ -1,6 +1,6 @@
 """``mcpkit serve FILE_OR_MODULE[:ATTR] [--host H] [--port P] [--allowed-host NAME]...
-[--trusted-proxy ADDRESS]... [--loop L] [--drain S] [--tasks-db FILE] [--debug] [--stdio]
-[--path P]`` and
+[--trusted-proxy ADDRESS]... [--loop L] [--drain S] [--tasks-db FILE] [--debug] [--metrics]
+[--health] [--stdio] [--path P]`` and
 ``mcpkit dev FILE_OR_MODULE[:ATTR] [--port P]`` (``mcpkit.cli._dev``).
 
 The target names a Python file or an importable module and, optionally, an attribute: a
@@ -16,7 +16,9 @@ started (``mcpkit: serving NAME VERSION at URL``); a failure before that is one 
 binding a non-loopback address requires at least one.  ``--trusted-proxy ADDRESS``
 (repeatable; an address or a network) believes ``X-Forwarded-For`` from that peer, as
 ``trusted_proxies`` does: without it the client address is always the TCP peer.  ``--debug``
-is development mode (``Server(debug=True)``), loopback only.
+is development mode (``Server(debug=True)``), loopback only.  ``--metrics`` serves Prometheus
+metrics at ``GET /metrics`` and ``--health`` the ``GET /healthz`` and ``GET /readyz`` checks,
+as ``Server(metrics=True, health=True)`` do.
 
 ``--tasks-db FILE`` keeps the tasks of the target's task tools in the SQLite file ``FILE``
 (``SqliteTaskStore``, created if missing), in place of the target's own task store, which is
@@ -47,7 +49,13 @@ from mcpkit.cli._dev import dev
 from mcpkit.errors import ConfigurationError
 from mcpkit.model import ENDPOINT_ATTRIBUTE, Endpoint, EndpointBuilder, EndpointRegistry
 from mcpkit.server import SqliteTaskStore, TaskStore
-from mcpkit.serving import Server, registry_of
+from mcpkit.serving import (
+    Server,
+    Supervisor,
+    inherited_sockets,
+    registry_of,
+    single_process_reasons,
+)
 
 __all__ = ["load_target", "main"]
 
@@ -192,6 +200,14 @@ def _parser() -> argparse.ArgumentParser:
         help="take the client address from X-Forwarded-For when the peer is ADDRESS (an IP "
         "address or network, repeatable); otherwise it is always the TCP peer",
     )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="serve with N processes sharing the port (1 to 64); more than one needs every "
+        "store shared (Redis), and is refused with the reasons otherwise",
+    )
     serve.add_argument("--stdio", action="store_true", help="serve stdin/stdout instead")
     serve.add_argument("--path", default=None, help="the endpoint path to serve over stdio")
     serve.add_argument(
@@ -219,6 +235,16 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="development mode: a handler's unexpected exception is answered with its type "
         "name (loopback hosts only)",
+    )
+    serve.add_argument(
+        "--metrics",
+        action="store_true",
+        help="serve Prometheus metrics at GET /metrics (Server(metrics=True))",
+    )
+    serve.add_argument(
+        "--health",
+        action="store_true",
+        help="serve GET /healthz (liveness) and GET /readyz (readiness) (Server(health=True))",
     )
     # mcpkit dev's own channel to the server it supervises: the endpoints, once serving.
     serve.add_argument("--ready-file", default=None, help=argparse.SUPPRESS)
@@ -259,6 +285,8 @@ def _configured(server: Server, arguments: argparse.Namespace) -> Server:
         and not arguments.allowed_host
         and not arguments.trusted_proxy
         and not arguments.debug
+        and not arguments.metrics
+        and not arguments.health
     ):
         return server
     return server.configured(
@@ -273,6 +301,8 @@ def _configured(server: Server, arguments: argparse.Namespace) -> Server:
         trusted_proxies=(
             (*server.trusted_proxies, *arguments.trusted_proxy) if arguments.trusted_proxy else None
         ),
+        metrics=True if arguments.metrics else None,
+        health=True if arguments.health else None,
     )
 
 
@@ -291,6 +321,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
+def _supervise(server: Server, arguments: argparse.Namespace) -> int:
+    """``--workers N``: bind once, then run N copies of this command on the socket."""
+    workers = arguments.workers
+    if not 1 <= workers <= 64:
+        raise ConfigurationError("mcpkit serve: --workers must be 1 to 64")
+    reasons = single_process_reasons(server)
+    if reasons:
+        raise ConfigurationError(
+            "mcpkit serve: --workers: this server keeps state in its own process, which "
+            "several workers would split: " + "; ".join(reasons)
+        )
+    try:
+        listeners = server.bind()
+    except OSError as error:
+        print(f"mcpkit: {error.strerror or error}", file=sys.stderr)
+        return 2
+    port = listeners[0].getsockname()[1]
+    command = [sys.executable, "-m", "mcpkit", "serve", arguments.target, "--port", str(port)]
+    command += ["--host", server.host]
+    for name in arguments.allowed_host:
+        command += ["--allowed-host", name]
+    for proxy in arguments.trusted_proxy:
+        command += ["--trusted-proxy", proxy]
+    if arguments.loop:
+        command += ["--loop", arguments.loop]
+    if arguments.drain is not None:
+        command += ["--drain", str(arguments.drain)]
+    if arguments.debug:
+        command.append("--debug")
+    if arguments.metrics:
+        command.append("--metrics")
+    if arguments.health:
+        command.append("--health")
+    return Supervisor(command, listeners, workers).run()
+
+
 def _serve(arguments: argparse.Namespace) -> int:
     opened: TaskStore | None = None  # the --tasks-db store, closed when serving ends
     try:
@@ -301,15 +367,28 @@ def _serve(arguments: argparse.Namespace) -> int:
             server = _with_tasks_db(spec, value, arguments.tasks_db)
             opened = server.task_store
         if arguments.stdio:
+            if arguments.workers != 1:
+                raise ConfigurationError("mcpkit serve: --workers serves HTTP, not --stdio")
+            if arguments.metrics or arguments.health:
+                raise ConfigurationError(
+                    "mcpkit serve: --metrics and --health are HTTP routes, not for --stdio"
+                )
             if arguments.debug:
                 server = server.configured(debug=True)
             # Non-zero when stdin closed while requests were still running past the grace
             # period: they were answered as overloaded, not served.
             return 1 if server.run_stdio(arguments.path) else 0
         server = _configured(server, arguments)
+        if arguments.workers != 1:
+            return _supervise(server, arguments)
+        if os.environ.pop("MCPKIT_WORKER_QUIET", None):
+            logging.getLogger("mcpkit").setLevel(logging.WARNING)  # another worker announces
         ready = arguments.ready_file
         try:
-            server.run(started=None if ready is None else lambda: _ready(server, ready))
+            server.run(
+                started=None if ready is None else lambda: _ready(server, ready),
+                sockets=inherited_sockets(),
+            )
         except OSError as error:  # the address could not be bound: nothing was served
             print(f"mcpkit: {error.strerror or error}", file=sys.stderr)
             return 2

@@ -44,6 +44,9 @@ from mcpkit.server._rate_limit import RateLimiter as RateLimiter
 from mcpkit.server._rate_limit import RateLimits as RateLimits
 from mcpkit.server._rate_limit import RateLimitTarget as RateLimitTarget
 from mcpkit.server._rate_limit import TokenBucket as TokenBucket
+from mcpkit.server._redis_broadcast import RedisBroadcaster as RedisBroadcaster
+from mcpkit.server._redis_rate_limit import RedisTokenBucket as RedisTokenBucket
+from mcpkit.server._redis_task_store import RedisTaskStore as RedisTaskStore
 from mcpkit.server._resource_server import ResourceServer as ResourceServer
 from mcpkit.server._sessions import MemorySessionStore as MemorySessionStore
 from mcpkit.server._sessions import Session as Session
@@ -91,6 +94,9 @@ __all__ = (
     "RateLimitTarget",
     "RateLimiter",
     "RateLimits",
+    "RedisBroadcaster",
+    "RedisTaskStore",
+    "RedisTokenBucket",
     "Rejected",
     "Replay",
     "ResourceServer",

@@ -32,6 +32,7 @@ from mcpkit.server._execution import Executor
 from mcpkit.server._forwarded import TrustedProxies
 from mcpkit.server._keyring import Keyring
 from mcpkit.server._listen import SubscriptionAuthorizer
+from mcpkit.server._metrics import HEALTH_PATHS, metrics_path
 from mcpkit.server._operations import METHODS, Operations
 from mcpkit.server._policy import AdmissionController, CorsPolicy, Interceptor, ResultSanitizer
 from mcpkit.server._protection import RequestStateProtector
@@ -91,6 +92,11 @@ class EngineSettings:
     debug: bool = False
     """Development mode: a handler's unexpected exception is answered -32603 with its type
     name in ``data.exceptionType`` (never its message).  ``Server`` allows it on loopback only."""
+    metrics: bool | str | None = None
+    """Where the Prometheus exposition is served (``_metrics``): ``True`` for ``/metrics``, or
+    a path; ``None`` or ``False``: no metrics, and nothing is counted."""
+    health: bool = False
+    """Serve ``GET /healthz`` (liveness) and ``GET /readyz`` (readiness)."""
 
 
 _NEEDS_KEYRING = (
@@ -207,6 +213,7 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
             "subscription_authorizer: no endpoint serves subscriptions/listen; give an endpoint "
             "listen=True or leave subscription_authorizer unset"
         )
+    metrics = _operational(registry, settings)
     authorization = _authorization(settings)
     admission = settings.admission if authorization is None else authorization.admit
     runner = _task_runner(registry, settings)
@@ -288,7 +295,29 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
         sessions=sessions,
         events=events,
         debug=settings.debug,
+        metrics=metrics,
+        health=settings.health,
     )
+
+
+def _operational(registry: EndpointRegistry, settings: EngineSettings) -> str | None:
+    """The metrics path, checked; operational routes (metrics, health) at an endpoint's path
+    or at each other's are refused."""
+    if not isinstance(settings.health, bool):
+        raise ConfigurationError("health must be True or False")
+    metrics = metrics_path(settings.metrics)
+    paths = list(HEALTH_PATHS) if settings.health else []
+    if metrics is not None:
+        if metrics in paths:
+            raise ConfigurationError(f"metrics: {metrics} is a health route's path")
+        paths.append(metrics)
+    for endpoint in registry:
+        if endpoint.path in paths:
+            raise ConfigurationError(
+                f"endpoint {endpoint.path!r}: the path of an operational route (metrics or "
+                "health); serve the endpoint or the route at another path"
+            )
+    return metrics
 
 
 def _authorization(settings: EngineSettings) -> Authorization | None:

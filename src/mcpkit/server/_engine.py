@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from collections.abc import AsyncIterator, Callable
+import time
+from collections.abc import AsyncIterator, Callable, Sized
 from typing import Final
 
 from mcpkit._grammar import OWS_CHARS
@@ -37,13 +38,14 @@ from mcpkit.server._forwarded import TrustedProxies
 from mcpkit.server._http import HttpExchange, HttpRequest
 from mcpkit.server._lifespans import Lifespans
 from mcpkit.server._listen import SubscriptionAuthorizer
+from mcpkit.server._metrics import CONTENT_TYPE, HEALTH_PATHS, MeteredResponder, Metrics
 from mcpkit.server._operations import Operations
 from mcpkit.server._pipeline import Answer, Pipeline
 from mcpkit.server._policy import AdmissionController, CorsPolicy
 from mcpkit.server._resource_server import Authorization
 from mcpkit.server._session_routes import Asked, SessionRoutes
 from mcpkit.server._sessions import SessionStore
-from mcpkit.server._stream import Responder, respond
+from mcpkit.server._stream import NO_STORE, Responder, respond
 from mcpkit.server._task_store import TaskRecord
 from mcpkit.server._tasks import Work
 
@@ -60,6 +62,8 @@ _METADATA_PREFLIGHT: Final = (
     (b"access-control-allow-headers", b"mcp-protocol-version"),
     (b"access-control-max-age", b"600"),
 )
+_GET_ONLY: Final = ((b"allow", b"GET"),)
+_ALIVE: Final = b'{"status":"ok"}'
 _PREFLIGHT_HEADERS: Final = (
     "content-type, accept, authorization, mcp-protocol-version, mcp-method, mcp-name"
 )
@@ -122,6 +126,8 @@ class Engine:
         sessions: SessionStore | None = None,
         events: EventStore | None = None,
         debug: bool = False,
+        metrics: str | None = None,
+        health: bool = False,
     ) -> None:
         self.deployment = deployment
         # Each endpoint's runtime under its exact path, so routing is one dict lookup; the
@@ -156,11 +162,24 @@ class Engine:
         self._running = 0  # nested running() contexts
         self._cors = cors
         self.authorization = authorization
+        """The OAuth resource server, when the server is one: it serves the metadata
+        documents at the well-known paths, and admits remembered tokens synchronously."""
         if authorization is not None:
             self.pipeline.remembered = authorization.remembered
-        self._proxies = proxies
-        """The OAuth resource server, when the server is one: it serves the metadata
-        documents at the well-known paths."""
+        self._proxies = proxies  # trusted proxies, whose X-Forwarded-For names the client
+        self.metrics_path = metrics
+        """Where the metrics are served (``None``: nowhere, and nothing is counted)."""
+        self.metrics = None if metrics is None else Metrics()
+        """The counts of ``Server(metrics=...)``; ``None`` (nothing counted) by default."""
+        self.pipeline.metrics = self.metrics
+        self._phase = "starting"  # "ready" once started, "stopped" once shut down
+        # The operational routes (metrics, health), by path; ``None`` when there are none.
+        routes: dict[str, Callable[[], bytes]] = {}
+        if metrics is not None:
+            routes[metrics] = self._scrape
+        if health:
+            routes.update(zip(HEALTH_PATHS, (self._alive, self._readiness), strict=True))
+        self._operational = routes or None
 
     @property
     def registry(self) -> EndpointRegistry:
@@ -199,6 +218,7 @@ class Engine:
         if tasks is not None:
             tasks.executor.start()
             await tasks.ready()
+        self._phase = "ready"
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Engine]:
@@ -215,6 +235,7 @@ class Engine:
                 await self.shutdown()
 
     async def shutdown(self) -> None:
+        self._phase = "stopped"
         self.operations.executor.shutdown()
         tasks = self.operations.tasks
         if tasks is not None:
@@ -296,10 +317,45 @@ class Engine:
             status, written = wire_error(error, None)
             await respond(exchange, status, error_message(None, written), extra)
             return
+        except _Exposition as exposition:
+            await exchange.start(200, exposition.headers)
+            await exchange.write(exposition.body, more=False)
+            return
+        if self.metrics is not None:
+            await self._metered(runtime, request, fields, exchange, extra, disconnected)
+            return
         responder = Responder(
             exchange, extra, budget=self._limits.max_response_bytes, disconnected=disconnected
         )
         await self.pipeline.handle(runtime, request.body, responder, STATELESS, fields, request)
+
+    async def _metered(
+        self,
+        runtime: Runtime,
+        request: HttpRequest,
+        fields: HeaderFields,
+        exchange: HttpExchange,
+        extra: list[tuple[bytes, bytes]],
+        disconnected: asyncio.Event,
+    ) -> None:
+        """``handle_http``'s last step when the server keeps metrics: the message is counted
+        once it is answered, with its latency."""
+        metrics = self.metrics
+        assert metrics is not None
+        responder = MeteredResponder(
+            exchange, extra, budget=self._limits.max_response_bytes, disconnected=disconnected
+        )
+        revision = None
+        started = time.perf_counter()
+        try:
+            revision = await self.pipeline.handle(
+                runtime, request.body, responder, STATELESS, fields, request
+            )
+        except Exception:
+            responder.crashed()
+            raise
+        finally:
+            metrics.observe(responder, revision, time.perf_counter() - started)
 
     def _http_prefix(
         self, request: HttpRequest, fields: HeaderFields, extra: list[tuple[bytes, bytes]]
@@ -311,6 +367,8 @@ class Engine:
         if runtime is None:
             if self.authorization is not None:
                 self._metadata(request, fields, extra)
+            if self._operational is not None:
+                self._operate(request, fields)
             raise Answer(404, message=_NOT_FOUND)
         self._check_host(request, fields)
         origin = fields.get("origin")
@@ -368,6 +426,57 @@ class Engine:
             raise Answer(405, _METADATA_ALLOW)
         raise Answer(200, message=document)
 
+    def _operate(self, request: HttpRequest, fields: HeaderFields) -> None:
+        """Serve an operational route (metrics, health) if one lives at the path: ``GET``
+        only, with the Host check of the endpoints, and never to another origin (a request
+        that names one is refused, and no CORS header is written)."""
+        assert self._operational is not None
+        route = self._operational.get(request.raw_path)
+        if route is None:
+            return
+        self._check_host(request, fields)
+        if fields.get("origin") is not None:
+            raise Answer(403)
+        if request.method != "GET":
+            raise Answer(405, _GET_ONLY)
+        raise Answer(200, message=route())
+
+    def _alive(self) -> bytes:
+        """``/healthz``: the process serves requests."""
+        return _ALIVE
+
+    def _readiness(self) -> bytes:
+        """``/readyz``: 200 once started and not draining, else 503 with the phase."""
+        phase = "draining" if self.pipeline.stopping else self._phase
+        if phase != "ready":
+            raise Answer(503, message=b'{"status":"%s"}' % phase.encode("ascii"))
+        return b'{"status":"ready"}'
+
+    def _scrape(self) -> bytes:
+        """The metrics route: the exposition, with the gauges read now (raised, so that it is
+        written as text rather than as JSON)."""
+        metrics = self.metrics
+        assert metrics is not None
+        operations = self.operations
+        executor = operations.executor
+        sessions = self.pipeline.sessions
+        body = metrics.exposition(
+            {
+                "mcpkit_handler_slots_busy": executor.active,
+                "mcpkit_queued_requests": executor.queued,
+                "mcpkit_sessions": (
+                    0
+                    if sessions is None
+                    else len(sessions)
+                    if isinstance(sessions, Sized)
+                    else None
+                ),
+                "mcpkit_listen_streams": self.deployment.audience.listens,
+                "mcpkit_tasks_running": 0 if operations.tasks is None else operations.tasks.running,
+            }
+        )
+        raise _Exposition(body)
+
     def _judge_host(self, value: str, port: int | None) -> int:
         """The status for a ``Host`` value not yet remembered (0 when accepted): a loopback
         alias (with the listener's port when it is known) or an allow-listed name; forwarded
@@ -412,6 +521,19 @@ class Engine:
 
 def _nowhere(message: bytes) -> None:
     """A resumed task's call has no client to send to."""
+
+
+class _Exposition(Exception):
+    """The metrics route's answer: a text body, not JSON (raised from ``_http_prefix``)."""
+
+    def __init__(self, body: bytes) -> None:
+        super().__init__()
+        self.body = body
+        self.headers = [
+            (b"content-type", CONTENT_TYPE),
+            (b"content-length", b"%d" % len(body)),
+            NO_STORE,
+        ]
 
 
 class _SessionMethod(Exception):

@@ -70,6 +70,7 @@ from mcpkit.server._listen import (
     SubscriptionRequest,
     TaskSnapshot,
 )
+from mcpkit.server._metrics import Metrics
 from mcpkit.server._operations import Operations, read_params
 from mcpkit.server._policy import AdmissionController, AdmissionRequest, Admitted, Rejected
 from mcpkit.server._rate_limit import denial
@@ -223,6 +224,9 @@ class Pipeline:
         """Where the events of their streams are kept for replay (with ``sessions``)."""
         self.stopping = False
         """Set by a graceful stop: every new request is answered ``Overloaded``."""
+        self.metrics: Metrics | None = None
+        """The server's metrics when it keeps them (``Server(metrics=True)``): the pipeline
+        counts rate-limit denials in them; the HTTP front counts the rest."""
 
     async def handle(
         self,
@@ -232,9 +236,10 @@ class Pipeline:
         conversation: Conversation,
         headers: HeaderFields | None = None,
         http: HttpRequest | None = None,
-    ) -> None:
+    ) -> Revision | None:
         """Take one message through the pipeline; ``headers`` and ``http`` are the HTTP
-        request's (``None`` off HTTP)."""
+        request's (``None`` off HTTP).  Returns the revision the message was taken at
+        (``None`` when it failed before one was chosen), for the metrics."""
         revision: Revision | None = None
         request_id: str | int | None = None
         try:
@@ -253,21 +258,21 @@ class Pipeline:
                 if headers is not None:
                     if not runtime.sessions or headers.get(_SESSION_ID_HEADER) is None:
                         await channel.accepted()  # no session: nothing was asked
-                        return
+                        return revision
                     answering = await self._answering(runtime, envelope, headers, channel, http)
                     if answering is None:
-                        return
+                        return revision
                     conversation = answering
                 assert isinstance(value, JsonObject)  # parse_envelope checked it
                 conversation.answered(request_id, value)
                 await channel.accepted()
-                return
+                return revision
             if kind is MessageKind.NOTIFICATION and headers is None:
                 # Off HTTP nothing can answer a notification, so nothing refuses one: no
                 # revision check and no admission (a client's cancel must not wait on either).
                 notified(envelope, conversation)
                 await channel.accepted()
-                return
+                return revision
             sessions = runtime.sessions
             if sessions and headers is not None:
                 conversation = self.find(headers)  # its revision is the default one
@@ -291,22 +296,24 @@ class Pipeline:
                 )
                 if isinstance(decision, Rejected):
                     await _refuse(channel, decision, envelope)
-                    return
+                    return revision
                 if channel.disconnected.is_set():
-                    return  # cancelled, or the server stopped, while it was admitted
+                    return revision  # cancelled, or the server stopped, while it was admitted
                 admitted = decision
             if runtime.guard is not None and kind is MessageKind.REQUEST:
                 refused = runtime.guard.check(revision, method, args, admitted.identity)
                 if refused is not None:
                     await _refuse(channel, refused, envelope)
-                    return
+                    return revision
             if runtime.limiting:  # only with rate limiters: otherwise one attribute test
-                retry_after = await runtime.limiting.charge(
+                denied = await runtime.limiting.charge(
                     runtime.endpoint, revision, envelope, args, admitted, http
                 )
-                if retry_after is not None:
-                    await channel.refuse(*denial(envelope, revision, retry_after))
-                    return
+                if denied is not None:
+                    if self.metrics is not None:
+                        self.metrics.denied(denied[1])
+                    await channel.refuse(*denial(envelope, revision, denied[0]))
+                    return revision
             opening = False
             if sessions and headers is not None:
                 conversation = self._bind(conversation, selection, runtime, admitted)
@@ -314,13 +321,13 @@ class Pipeline:
             if kind is MessageKind.NOTIFICATION:
                 notified(envelope, conversation)
                 await channel.accepted()
-                return
+                return revision
             assert request_id is not None  # a request always has one
             if method == LISTEN:
                 await self._listen(
                     runtime, revision, request_id, args, admitted, channel, http, selection.meta
                 )
-                return
+                return revision
             token = CancellationToken()
             tracked: Session | None = None
             stop: _Stop | None = None
@@ -354,19 +361,19 @@ class Pipeline:
                 if channel.disconnected.is_set():
                     if stop is not None and stop.used:
                         await channel.abandon()  # the client cancelled it: no answer
-                    return  # nothing more is written for it
+                    return revision  # nothing more is written for it
                 if not isinstance(error, ProtocolError):
                     log.error("mcpkit: request failed with %s", type(error).__name__)
                     error = InternalError()
                 status, written = wire_error(error, revision, debug=self.debug)
                 await channel.finish(status, error_message(request_id, written))
-                return
+                return revision
             finally:
                 if tracked is not None:
                     tracked.end_call(request_id)
             if stop is not None and stop.used:
                 await channel.abandon()  # cancelled as it completed: the answer is not sent
-                return
+                return revision
             if opening:  # the session opens once initialize has succeeded
                 opened = self._open(runtime, selection, admitted)
                 channel.header(_SESSION_ID, opened.id.encode("ascii"))
@@ -374,11 +381,13 @@ class Pipeline:
         except Refused as refused:
             status, written = wire_error(refused.error, refused.revision)
             await channel.refuse(status, error_message(request_id, written))
+            return refused.revision
         except ProtocolError as error:
             status, written = wire_error(error, revision)
             await channel.refuse(status, error_message(request_id, written))
         except Answer as answer:
             await channel.refuse(answer.status, answer.message, answer.extra)
+        return revision
 
     def select(
         self,

@@ -418,8 +418,9 @@ class RateLimiting:
         args: object,
         admitted: Admitted,
         http: HttpRequest | None,
-    ) -> int | None:
-        """Charge the message: ``None`` when allowed, else the ``Retry-After`` seconds."""
+    ) -> tuple[int, RateLimitTarget] | None:
+        """Charge the message: ``None`` when allowed, else the ``Retry-After`` seconds and the
+        target whose limiter denied it."""
         method = envelope.method or ""
         notification = envelope.kind is MessageKind.NOTIFICATION
         if self.request is not None:
@@ -429,7 +430,7 @@ class RateLimiting:
             )  # fmt: skip
             denied = await self._acquire(self.request, context)
             if denied is not None:
-                return denied
+                return denied, RateLimitTarget.REQUEST
         if method != _TOOLS_CALL or notification:
             return None
         name = args[0]  # type: ignore[index]  # read_tool_call's (name, arguments)
@@ -440,7 +441,8 @@ class RateLimiting:
             endpoint, RateLimitTarget.TOOL, revision, method, False,
             admitted.identity, admitted.authorization, name, http,
         )  # fmt: skip
-        return await self._acquire(limiter, context)
+        denied = await self._acquire(limiter, context)
+        return None if denied is None else (denied, RateLimitTarget.TOOL)
 
     async def _acquire(self, limiter: RateLimiter, context: RateLimitContext) -> int | None:
         try:

@@ -9,5 +9,15 @@ stdio do not need.
 from mcpkit.serving._server import EventLoop as EventLoop
 from mcpkit.serving._server import Server as Server
 from mcpkit.serving._server import registry_of as registry_of
+from mcpkit.serving._workers import Supervisor as Supervisor
+from mcpkit.serving._workers import inherited_sockets as inherited_sockets
+from mcpkit.serving._workers import single_process_reasons as single_process_reasons
 
-__all__ = ("EventLoop", "Server", "registry_of")
+__all__ = (
+    "EventLoop",
+    "Server",
+    "Supervisor",
+    "inherited_sockets",
+    "registry_of",
+    "single_process_reasons",
+)

@@ -190,6 +190,10 @@ class Server:
     with the exception's type name in ``data.exceptionType`` (never its message, which may
     hold what the client sent).  It is refused unless ``host`` is loopback; an application
     that mounts ``asgi()`` in a host of its own is responsible for serving it only to itself.
+
+    ``metrics=True`` (or a path) serves Prometheus metrics at ``GET /metrics``, and
+    ``health=True`` the liveness and readiness checks at ``GET /healthz`` and ``GET /readyz``;
+    both are off by default, and with metrics off nothing is counted.
     """
 
     engine: Engine
@@ -224,6 +228,8 @@ class Server:
         loop: EventLoop = "asyncio",
         drain_seconds: float = 30.0,
         debug: bool = False,
+        metrics: bool | str = False,
+        health: bool = False,
     ) -> None:
         hosts = tuple(allowed_hosts)  # once: it may be an iterator
         _check(host, port, hosts, limits, loop, drain_seconds, debug)
@@ -254,6 +260,8 @@ class Server:
                 request_rate_limiter,
             ),
             debug=debug,
+            metrics=metrics,
+            health=health,
         )
         self._build(
             registry,
@@ -311,6 +319,27 @@ class Server:
         return self._settings.engine.trusted_proxies
 
     @property
+    def rate_limits(self) -> RateLimits:
+        """The rate limiters as given (``rate_limiters``, ``tool_rate_limiter``,
+        ``request_rate_limiter``)."""
+        return self._settings.engine.rate_limits
+
+    @property
+    def keyring(self) -> Keyring | None:
+        """The keys of framework-protected request state, if the server was given any."""
+        return self._settings.engine.keyring
+
+    @property
+    def metrics(self) -> str | None:
+        """The path of the Prometheus metrics (``None`` when the server keeps none)."""
+        return self.engine.metrics_path
+
+    @property
+    def health(self) -> bool:
+        """Whether ``GET /healthz`` and ``GET /readyz`` are served."""
+        return self._settings.engine.health
+
+    @property
     def task_store(self) -> TaskStore | None:
         """Where the server keeps its tasks (``None`` when no tool may run as a task)."""
         return self._settings.engine.task_store
@@ -329,11 +358,14 @@ class Server:
         allowed_hosts: Iterable[str] | None = None,
         debug: bool | None = None,
         trusted_proxies: Iterable[str] | None = None,
+        metrics: bool | str | None = None,
+        health: bool | None = None,
     ) -> Server:
         """The same server on another address, loop or drain budget, with other allowed hosts
         (in place of its own), in or out of development mode, or with another task store (what
         ``mcpkit serve --host/--port/--loop/--drain/--allowed-host/--debug/--tasks-db/
-        --trusted-proxy`` uses; trusted proxies, like allowed hosts, replace the server's own),
+        --trusted-proxy/--metrics/--health`` uses; trusted proxies, like allowed hosts,
+        replace the server's own), with or without metrics and health routes,
         with a new
         engine (the port is one of its settings) over the same endpoints, session and event
         stores and broadcaster: an application that calls ``swap`` or
@@ -368,6 +400,8 @@ class Server:
                     trusted_proxies=proxies,
                     port=port or None,
                     debug=debug,
+                    metrics=now.engine.metrics if metrics is None else metrics,
+                    health=now.engine.health if health is None else health,
                     sessions=self.engine.pipeline.sessions,
                     broadcaster=self.engine.broadcaster,
                     events=self.engine.pipeline.events,
@@ -504,6 +538,11 @@ class Server:
             ) from None
         return listeners
 
+    def bind(self) -> list[socket.socket]:
+        """The server's listening sockets, bound now and not yet listening (what ``run``
+        binds itself; a supervisor binds them once and hands them to its workers)."""
+        return self._listen()
+
     def _announce(self, port: int, started: Callable[[], object] | None) -> None:
         """Once uvicorn serves on ``port``: the port learnt (when 0 was asked for), each
         endpoint's URL on the log, then the caller's hook."""
@@ -532,14 +571,20 @@ class Server:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.engine.port or self.port}"
 
-    def run(self, *, started: Callable[[], object] | None = None) -> None:
+    def run(
+        self,
+        *,
+        started: Callable[[], object] | None = None,
+        sockets: list[socket.socket] | None = None,
+    ) -> None:
         """Serve HTTP in the foreground until SIGTERM or SIGINT, then stop gracefully (calls
         in flight get ``drain_seconds`` to finish) and return.  ``started`` is called once it
         serves (after the endpoints' URLs are logged); a socket that cannot be bound is an
-        ``OSError`` before that."""
+        ``OSError`` before that.  ``sockets`` are listening sockets bound already (a
+        supervisor's, for ``mcpkit serve --workers``), served instead of binding anew."""
         server = self._uvicorn()
         server.reraise_signals = False
-        listeners = self._listen()
+        listeners = self._listen() if sockets is None else sockets
         server.on_started = lambda: self._announce(listeners[0].getsockname()[1], started)
         try:
             server.run(listeners)

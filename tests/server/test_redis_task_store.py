@@ -644,3 +644,52 @@ def test_a_dead_node_s_tasks_are_failed_or_run_again_by_the_next_node(
         assert done["result"]["content"] == [{"type": "text", "text": "again kept"}]
     asyncio.run(store.close())
     asyncio.run(dead_store.close())
+
+
+def test_a_node_already_serving_takes_over_a_dead_node_s_tasks(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("mcpkit.server._tasks._SWEEP_SECONDS", 0.2)
+    survivor, store = served(redis_server.url, "survivor")
+    dead, dead_store = served(redis_server.url, "dead")
+    with TestClient(survivor) as client:
+        with TestClient(dead) as doomed:
+            lost = start(doomed, "job", {"text": "lost"})
+            kept = start(doomed, "again", {"text": "kept"})
+            until(lambda: len(events) == 2)
+        # the dead node's lease lapses while the survivor serves; its next sweep takes over
+        events.clear()
+        until(lambda: events == ["again kept"])
+        assert result(get(client, lost))["error"] == INTERRUPTED
+        gates("kept").set()
+        done = reach(client, kept, "completed")
+        assert done["result"]["content"] == [{"type": "text", "text": "again kept"}]
+        # and it never takes over its own running tasks
+        gates("mine").clear()
+        mine = start(client, "again", {"text": "mine"})
+        until(lambda: events[-1] == "again mine")
+        time.sleep(0.5)
+        assert events.count("again mine") == 1
+        gates("mine").set()
+        reach(client, mine, "completed")
+    asyncio.run(store.close())
+    asyncio.run(dead_store.close())
+
+
+def test_a_sweep_goes_on_when_the_store_is_unavailable(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("mcpkit.server._tasks._SWEEP_SECONDS", 0.1)
+    server, store = served(redis_server.url, "node")
+    calls: list[str] = []
+
+    async def unavailable(*_args: object) -> list[TaskRecord]:
+        calls.append("called")
+        raise TaskStoreUnavailable()
+
+    with TestClient(server) as client:
+        start(client, "echo", {"text": "x"})
+        monkeypatch.setattr(store, "orphaned", unavailable)
+        monkeypatch.setattr(store, "expire", unavailable)
+        until(lambda: len(calls) >= 4)  # both, on two sweeps at least: the sweeper lives on
+    asyncio.run(store.close())

@@ -159,7 +159,9 @@ local found = {}
 local runs = redis.call('HGETALL', KEYS[3])
 for i = 1, #runs, 2 do
   local id, node = runs[i], runs[i + 1]
-  if node == ARGV[3] or redis.call('EXISTS', ARGV[1] .. 'n:' .. node) == 0 then
+  local own = node == ARGV[3]
+  local dead = not own and redis.call('EXISTS', ARGV[1] .. 'n:' .. node) == 0
+  if (own and ARGV[5] == '1') or dead then
     local ends = redis.call('ZSCORE', KEYS[1], id)
     local meta = redis.call('HGET', KEYS[2], id)
     if ends and meta and tonumber(ends) > tonumber(ARGV[2]) then
@@ -609,8 +611,16 @@ class RedisTaskStore:
         return await self._call(operation)
 
     async def interrupted(self) -> list[TaskRecord]:
+        return await self._claim(own=True)
+
+    async def orphaned(self) -> list[TaskRecord]:
+        """While serving: the unfinished managed tasks of nodes whose lease lapsed (they
+        died), claimed for this node; never this node's own, which it is running."""
+        return await self._claim(own=False)
+
+    async def _claim(self, *, own: bool) -> list[TaskRecord]:
         keys = [self._all, self._ids, self._run, self._lease]
-        args = [self.prefix, _float(self._clock()), self.node, self._lease_ms]
+        args = [self.prefix, _float(self._clock()), self.node, self._lease_ms, "1" if own else "0"]
 
         async def operation(link: _Link) -> list[TaskRecord]:
             found = await link.claim(keys=keys, args=args)

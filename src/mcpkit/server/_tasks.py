@@ -321,7 +321,14 @@ class TaskRunner:
         """At a start: every managed task that had not ended when its process stopped is run
         again (``resume`` gives its work: its tool is idempotent and still served) or fails
         with ``TaskInterrupted``."""
-        for record in await self.store.interrupted():
+        await self._take_over(await self.store.interrupted(), resume)
+        self._sweep_soon()
+
+    async def _take_over(
+        self, records: list[TaskRecord], resume: Callable[[TaskRecord], Work | None]
+    ) -> None:
+        """Run ``records`` (tasks whose process stopped) again, or fail them."""
+        for record in records:
             work = resume(record) if record.rerun else None
             if work is None:
                 await self.store.finish(
@@ -332,26 +339,31 @@ class TaskRunner:
             if restarted is not None:
                 await self.store.take_responses(record.key)  # answers meant for the old run
                 self.launch(restarted, work)
-        self._sweep_soon()
 
     def _sweep_soon(self) -> None:
         if self._sweeper is None or self._sweeper.done():
             self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
 
     async def _sweep(self) -> None:
-        """Remove expired tasks (stopping the work of any still running), every
-        ``_SWEEP_SECONDS`` or a quarter of the TTL, until the server stops."""
+        """Remove expired tasks (stopping the work of any still running), and take over the
+        tasks of dead nodes where the store is shared (``orphaned``), every ``_SWEEP_SECONDS``
+        or a quarter of the TTL, until the server stops."""
         pause = min(_SWEEP_SECONDS, self.limits.task_ttl_seconds / 4)
         while True:
             await asyncio.sleep(pause)
             try:
                 gone = await self.store.expire(time.time())
             except TaskStoreUnavailable:
-                continue
+                gone = []
             for key in gone:
                 running = self._running.get(key.task_id)
                 if running is not None:
                     running.stop()
+            # a store shared by several nodes also names the tasks of nodes that died
+            orphaned = getattr(self.store, "orphaned", None)
+            if orphaned is not None:
+                with contextlib.suppress(TaskStoreUnavailable):
+                    await self._take_over(await orphaned(), self.resume)
 
     async def shutdown(self) -> None:
         """Stop: running work is abandoned (its tasks stay as stored, for the next start's

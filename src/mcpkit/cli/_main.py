@@ -1,6 +1,6 @@
 """``mcpkit serve FILE_OR_MODULE[:ATTR] [--host H] [--port P] [--allowed-host NAME]...
 [--trusted-proxy ADDRESS]... [--loop L] [--drain S] [--tasks-db FILE] [--debug] [--metrics]
-[--health] [--stdio] [--path P]`` and
+[--health] [--tracing] [--stdio] [--path P]`` and
 ``mcpkit dev FILE_OR_MODULE[:ATTR] [--port P]`` (``mcpkit.cli._dev``).
 
 The target names a Python file or an importable module and, optionally, an attribute: a
@@ -18,7 +18,9 @@ binding a non-loopback address requires at least one.  ``--trusted-proxy ADDRESS
 ``trusted_proxies`` does: without it the client address is always the TCP peer.  ``--debug``
 is development mode (``Server(debug=True)``), loopback only.  ``--metrics`` serves Prometheus
 metrics at ``GET /metrics`` and ``--health`` the ``GET /healthz`` and ``GET /readyz`` checks,
-as ``Server(metrics=True, health=True)`` do.
+as ``Server(metrics=True, health=True)`` do.  ``--tracing`` gives each HTTP message an
+OpenTelemetry span (``Server(tracing=True)``, the ``otel`` extra) from the global tracer
+provider, which the ``OTEL_*`` environment configures.
 
 ``--tasks-db FILE`` keeps the tasks of the target's task tools in the SQLite file ``FILE``
 (``SqliteTaskStore``, created if missing), in place of the target's own task store, which is
@@ -246,6 +248,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="serve GET /healthz (liveness) and GET /readyz (readiness) (Server(health=True))",
     )
+    serve.add_argument(
+        "--tracing",
+        action="store_true",
+        help="an OpenTelemetry span per HTTP message, from the global tracer provider "
+        "(Server(tracing=True); needs mcpkit[otel])",
+    )
     # mcpkit dev's own channel to the server it supervises: the endpoints, once serving.
     serve.add_argument("--ready-file", default=None, help=argparse.SUPPRESS)
     develop = commands.add_parser(
@@ -287,6 +295,7 @@ def _configured(server: Server, arguments: argparse.Namespace) -> Server:
         and not arguments.debug
         and not arguments.metrics
         and not arguments.health
+        and not arguments.tracing
     ):
         return server
     return server.configured(
@@ -303,6 +312,7 @@ def _configured(server: Server, arguments: argparse.Namespace) -> Server:
         ),
         metrics=True if arguments.metrics else None,
         health=True if arguments.health else None,
+        tracing=True if arguments.tracing else None,
     )
 
 
@@ -354,6 +364,8 @@ def _supervise(server: Server, arguments: argparse.Namespace) -> int:
         command.append("--metrics")
     if arguments.health:
         command.append("--health")
+    if arguments.tracing:
+        command.append("--tracing")
     return Supervisor(command, listeners, workers).run()
 
 
@@ -373,6 +385,8 @@ def _serve(arguments: argparse.Namespace) -> int:
                 raise ConfigurationError(
                     "mcpkit serve: --metrics and --health are HTTP routes, not for --stdio"
                 )
+            if arguments.tracing:
+                raise ConfigurationError("mcpkit serve: --tracing traces HTTP, not --stdio")
             if arguments.debug:
                 server = server.configured(debug=True)
             # Non-zero when stdin closed while requests were still running past the grace

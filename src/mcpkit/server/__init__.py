@@ -10,6 +10,7 @@ from mcpkit.server._broadcast import Change as Change
 from mcpkit.server._broadcast import ChangeKind as ChangeKind
 from mcpkit.server._broadcast import MemoryBroadcaster as MemoryBroadcaster
 from mcpkit.server._build import EngineSettings as EngineSettings
+from mcpkit.server._build import TracerProvider as TracerProvider
 from mcpkit.server._build import build_engine as build_engine
 from mcpkit.server._engine import Engine as Engine
 from mcpkit.server._events import EventStore as EventStore
@@ -119,6 +120,7 @@ __all__ = (
     "TokenProblem",
     "TokenRejected",
     "TokenVerifier",
+    "TracerProvider",
     "VerifierUnavailable",
     "Writer",
     "build_engine",

@@ -7,6 +7,7 @@ import inspect
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcpkit.errors import ConfigurationError
 from mcpkit.limits import DEFAULT_LIMITS, Limits
@@ -43,9 +44,21 @@ from mcpkit.server._sessions import MemorySessionStore, SessionStore
 from mcpkit.server._task_store import TaskStore
 from mcpkit.server._tasks import TaskRunner
 
+if TYPE_CHECKING:
+    from mcpkit.server._tracing import Tracing
+
 log = logging.getLogger("mcpkit")
 
-__all__ = ["EngineSettings", "build_engine"]
+__all__ = ["EngineSettings", "TracerProvider", "build_engine"]
+
+
+class TracerProvider(Protocol):
+    """What ``Server(tracing=...)`` takes besides ``True`` and ``False``: an OpenTelemetry
+    ``TracerProvider`` (named by its shape, so that mcpkit imports no ``opentelemetry``)."""
+
+    def get_tracer(
+        self, instrumenting_module_name: str, instrumenting_library_version: str | None = None, /
+    ) -> Any: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,6 +110,9 @@ class EngineSettings:
     a path; ``None`` or ``False``: no metrics, and nothing is counted."""
     health: bool = False
     """Serve ``GET /healthz`` (liveness) and ``GET /readyz`` (readiness)."""
+    tracing: bool | TracerProvider | None = None
+    """OpenTelemetry spans (``_tracing``): ``True`` with the global tracer provider, or the
+    provider given; ``None`` or ``False``: no span, and ``opentelemetry`` is never imported."""
 
 
 _NEEDS_KEYRING = (
@@ -214,6 +230,7 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
             "listen=True or leave subscription_authorizer unset"
         )
     metrics = _operational(registry, settings)
+    tracing = _tracing(settings.tracing)
     authorization = _authorization(settings)
     admission = settings.admission if authorization is None else authorization.admit
     runner = _task_runner(registry, settings)
@@ -297,6 +314,7 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
         debug=settings.debug,
         metrics=metrics,
         health=settings.health,
+        tracing=tracing,
     )
 
 
@@ -318,6 +336,22 @@ def _operational(registry: EndpointRegistry, settings: EngineSettings) -> str | 
                 "health); serve the endpoint or the route at another path"
             )
     return metrics
+
+
+def _tracing(value: object) -> Tracing | None:
+    """The spans of ``tracing``, checked: ``opentelemetry`` is imported only here, and only
+    when they are on."""
+    if value is None or value is False:
+        return None
+    if value is not True and not callable(getattr(value, "get_tracer", None)):
+        raise ConfigurationError("tracing must be True, False or an OpenTelemetry TracerProvider")
+    try:
+        from mcpkit.server._tracing import Tracing
+    except ImportError as error:
+        raise ConfigurationError(
+            "tracing needs OpenTelemetry: pip install 'mcpkit[otel]'"
+        ) from error
+    return Tracing(None if value is True else value)
 
 
 def _authorization(settings: EngineSettings) -> Authorization | None:

@@ -14,7 +14,7 @@ import contextlib
 import re
 import time
 from collections.abc import AsyncIterator, Callable, Sized
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from mcpkit._grammar import OWS_CHARS
 from mcpkit.errors import InvalidRequest, ProtocolError
@@ -48,6 +48,9 @@ from mcpkit.server._sessions import SessionStore
 from mcpkit.server._stream import NO_STORE, Responder, respond
 from mcpkit.server._task_store import TaskRecord
 from mcpkit.server._tasks import Work
+
+if TYPE_CHECKING:
+    from mcpkit.server._tracing import Tracing
 
 __all__ = ["Engine"]
 
@@ -128,6 +131,7 @@ class Engine:
         debug: bool = False,
         metrics: str | None = None,
         health: bool = False,
+        tracing: Tracing | None = None,
     ) -> None:
         self.deployment = deployment
         # Each endpoint's runtime under its exact path, so routing is one dict lookup; the
@@ -172,6 +176,10 @@ class Engine:
         self.metrics = None if metrics is None else Metrics()
         """The counts of ``Server(metrics=...)``; ``None`` (nothing counted) by default."""
         self.pipeline.metrics = self.metrics
+        self.tracing = tracing
+        """The spans of ``Server(tracing=...)``; ``None`` (no span) by default."""
+        # Whether each message is observed (metrics, spans): the one test the others pay.
+        self._observed = metrics is not None or tracing is not None
         self._phase = "starting"  # "ready" once started, "stopped" once shut down
         # The operational routes (metrics, health), by path; ``None`` when there are none.
         routes: dict[str, Callable[[], bytes]] = {}
@@ -321,15 +329,15 @@ class Engine:
             await exchange.start(200, exposition.headers)
             await exchange.write(exposition.body, more=False)
             return
-        if self.metrics is not None:
-            await self._metered(runtime, request, fields, exchange, extra, disconnected)
+        if self._observed:
+            await self._observe(runtime, request, fields, exchange, extra, disconnected)
             return
         responder = Responder(
             exchange, extra, budget=self._limits.max_response_bytes, disconnected=disconnected
         )
         await self.pipeline.handle(runtime, request.body, responder, STATELESS, fields, request)
 
-    async def _metered(
+    async def _observe(
         self,
         runtime: Runtime,
         request: HttpRequest,
@@ -338,14 +346,15 @@ class Engine:
         extra: list[tuple[bytes, bytes]],
         disconnected: asyncio.Event,
     ) -> None:
-        """``handle_http``'s last step when the server keeps metrics: the message is counted
-        once it is answered, with its latency."""
+        """``handle_http``'s last step when the server keeps metrics or traces: the message is
+        counted once it is answered, with its latency, and has a span over the same time."""
         metrics = self.metrics
-        assert metrics is not None
+        tracing = self.tracing
         responder = MeteredResponder(
             exchange, extra, budget=self._limits.max_response_bytes, disconnected=disconnected
         )
         revision = None
+        opened = None if tracing is None else tracing.start(fields)
         started = time.perf_counter()
         try:
             revision = await self.pipeline.handle(
@@ -355,7 +364,11 @@ class Engine:
             responder.crashed()
             raise
         finally:
-            metrics.observe(responder, revision, time.perf_counter() - started)
+            if metrics is not None:
+                metrics.observe(responder, revision, time.perf_counter() - started)
+            if opened is not None:
+                assert tracing is not None
+                tracing.finish(opened, runtime, responder, revision, fields)
 
     def _http_prefix(
         self, request: HttpRequest, fields: HeaderFields, extra: list[tuple[bytes, bytes]]

@@ -42,7 +42,9 @@ __all__ = [
     "OUTCOMES",
     "MeteredResponder",
     "Metrics",
+    "method_label",
     "metrics_path",
+    "outcome_index",
 ]
 
 CONTENT_TYPE: Final = b"text/plain; version=0.0.4; charset=utf-8"
@@ -88,6 +90,7 @@ REVISION_LABELS: Final = frozenset({revision.wire for revision in Revision} | {"
 """Every value the ``revision`` label can take."""
 _RESULT: Final = b',"result":'
 _ERROR: Final = b',"error":'
+_SESSION_HEADER: Final = b"mcp-session-id"
 _PATH: Final = re.compile(r"/[A-Za-z0-9._~!$&'()*+,;=:@/-]*", re.ASCII)
 
 _REQUESTS: Final = "mcpkit_requests_total"
@@ -121,6 +124,27 @@ def metrics_path(value: object) -> str | None:
     return value
 
 
+def method_label(envelope: Envelope | None) -> str:
+    """The ``method`` label of a message (``METHOD_LABELS``): its method when the server
+    knows it, ``response`` for a client's answer, else ``other`` (an unknown method, or a body
+    that was not a JSON-RPC message: ``None``).  Never a name only the client chose."""
+    if envelope is None:
+        return "other"
+    if envelope.kind is MessageKind.RESPONSE:
+        return "response"
+    return _NAMED.get(envelope.method, "other")
+
+
+def outcome_index(responder: MeteredResponder) -> int:
+    """The index in ``OUTCOMES`` of what ``responder`` wrote (0 is ``ok``)."""
+    status = responder.status
+    if status is None:
+        return _CANCELLED
+    if 200 <= status < 300:
+        return _ERROR_OUTCOME if responder.failed else _OK
+    return _BY_STATUS.get(status, _ERROR_OUTCOME)
+
+
 class _Series:
     """The counts of one (method, revision): by outcome, and by latency bucket."""
 
@@ -145,20 +169,8 @@ class Metrics:
         self, responder: MeteredResponder, revision: Revision | None, seconds: float
     ) -> None:
         """Count one answered message (what ``responder`` wrote for it) and its latency."""
-        envelope = responder.envelope
-        if envelope is None:
-            method = "other"  # not a JSON-RPC message
-        elif envelope.kind is MessageKind.RESPONSE:
-            method = "response"
-        else:
-            method = _NAMED.get(envelope.method, "other")
-        status = responder.status
-        if status is None:
-            outcome = _CANCELLED
-        elif 200 <= status < 300:
-            outcome = _ERROR_OUTCOME if responder.failed else _OK
-        else:
-            outcome = _BY_STATUS.get(status, _ERROR_OUTCOME)
+        method = method_label(responder.envelope)
+        outcome = outcome_index(responder)
         key = (method, "none" if revision is None else revision.wire)
         series = self._series.get(key)
         if series is None:
@@ -238,6 +250,14 @@ class MeteredResponder(Responder):
     """The status of the answer; ``None`` when none was written (the client left)."""
     failed = False
     """The answer is a JSON-RPC error (with a 2xx ``status``: the 2025 revisions' errors)."""
+    session: str | None = None
+    """The id of the session ``initialize`` opened (its ``Mcp-Session-Id`` answer header),
+    for the traces (``_tracing``)."""
+
+    def header(self, name: bytes, value: bytes) -> None:
+        if name == _SESSION_HEADER:
+            self.session = value.decode("latin-1")
+        super().header(name, value)
 
     def opened(self, envelope: Envelope) -> None:
         self.envelope = envelope

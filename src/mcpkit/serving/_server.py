@@ -48,6 +48,7 @@ from mcpkit.server import (
     StdioConnection,
     SubscriptionAuthorizer,
     TaskStore,
+    TracerProvider,
     build_engine,
 )
 from mcpkit.transports import McpApp
@@ -194,6 +195,11 @@ class Server:
     ``metrics=True`` (or a path) serves Prometheus metrics at ``GET /metrics``, and
     ``health=True`` the liveness and readiness checks at ``GET /healthz`` and ``GET /readyz``;
     both are off by default, and with metrics off nothing is counted.
+
+    ``tracing=True`` gives each HTTP message an OpenTelemetry span (the ``otel`` extra) from
+    the global tracer provider, so the ``OTEL_*`` environment configures it; a
+    ``TracerProvider`` may be given instead.  Off by default, and then ``opentelemetry`` is
+    never imported.
     """
 
     engine: Engine
@@ -230,6 +236,7 @@ class Server:
         debug: bool = False,
         metrics: bool | str = False,
         health: bool = False,
+        tracing: bool | TracerProvider = False,
     ) -> None:
         hosts = tuple(allowed_hosts)  # once: it may be an iterator
         _check(host, port, hosts, limits, loop, drain_seconds, debug)
@@ -262,6 +269,7 @@ class Server:
             debug=debug,
             metrics=metrics,
             health=health,
+            tracing=tracing,
         )
         self._build(
             registry,
@@ -340,6 +348,11 @@ class Server:
         return self._settings.engine.health
 
     @property
+    def tracing(self) -> bool:
+        """Whether each HTTP message gets an OpenTelemetry span."""
+        return self.engine.tracing is not None
+
+    @property
     def task_store(self) -> TaskStore | None:
         """Where the server keeps its tasks (``None`` when no tool may run as a task)."""
         return self._settings.engine.task_store
@@ -360,13 +373,14 @@ class Server:
         trusted_proxies: Iterable[str] | None = None,
         metrics: bool | str | None = None,
         health: bool | None = None,
+        tracing: bool | TracerProvider | None = None,
     ) -> Server:
         """The same server on another address, loop or drain budget, with other allowed hosts
         (in place of its own), in or out of development mode, or with another task store (what
         ``mcpkit serve --host/--port/--loop/--drain/--allowed-host/--debug/--tasks-db/
-        --trusted-proxy/--metrics/--health`` uses; trusted proxies, like allowed hosts,
-        replace the server's own), with or without metrics and health routes,
-        with a new
+        --trusted-proxy/--metrics/--health/--tracing`` uses; trusted proxies, like allowed
+        hosts, replace the server's own), with or without metrics and health routes or
+        traces, with a new
         engine (the port is one of its settings) over the same endpoints, session and event
         stores and broadcaster: an application that calls ``swap`` or
         ``notify_resource_updated`` on this server reaches the clients of the new one.  The
@@ -402,6 +416,7 @@ class Server:
                     debug=debug,
                     metrics=now.engine.metrics if metrics is None else metrics,
                     health=now.engine.health if health is None else health,
+                    tracing=now.engine.tracing if tracing is None else tracing,
                     sessions=self.engine.pipeline.sessions,
                     broadcaster=self.engine.broadcaster,
                     events=self.engine.pipeline.events,

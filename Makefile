@@ -51,14 +51,17 @@ browser:
 		--no-install-recommends chromium; fi
 	@command -v chromium >/dev/null || { echo "make browser: install chromium (apt-get install chromium)"; exit 1; }
 
-# redis-server, the Debian package, for the tests of the Redis rate limiter and broadcaster
-# (each test starts its own on a loopback port and stops it): installed with apt-get when
-# missing and running as root; otherwise install it yourself (apt-get install redis-server).
+# redis-server and haproxy, the Debian packages, for the tests of the Redis stores and the
+# cluster test (tests/scale: three nodes behind HAProxy); each test starts its own on loopback
+# ports and stops them.  Installed with apt-get when either is missing and running as root;
+# otherwise install them yourself (apt-get install redis-server haproxy).
 services:
-	@if ! command -v redis-server >/dev/null && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; \
+	@if ! { command -v redis-server && [ -x /usr/sbin/haproxy ]; } >/dev/null && [ "$$(id -u)" = 0 ] \
+		&& command -v apt-get >/dev/null; \
 	then export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq \
-		--no-install-recommends redis-server; fi
+		--no-install-recommends redis-server haproxy; fi
 	@command -v redis-server >/dev/null || { echo "make services: install redis-server (apt-get install redis-server)"; exit 1; }
+	@[ -x /usr/sbin/haproxy ] || { echo "make services: install haproxy (apt-get install haproxy)"; exit 1; }
 
 # The official MCP conformance suite against examples/everything.py, started afresh for each
 # run by tools/run_conformance.py (which installs Node >= 22 and the pinned harness into
@@ -110,6 +113,7 @@ bench-http: venv
 	$(PY) -m bench.http.listens
 	$(PY) -m bench.http.tasks
 	$(PY) -m bench.http.oauth
+	$(PY) -m bench.http.workers
 
 # 200,000 tools/call against one mcpkit server: RSS, file descriptors and threads must not grow.
 soak: venv

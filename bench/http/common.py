@@ -238,14 +238,17 @@ class RunningServer:
         self.log.close()
 
 
-def start_server(spec: ServerSpec, ready_method: str = "tools/call") -> RunningServer:
-    """Start ``spec`` on a free port and wait until it answers a request (30 s at most)."""
+def start_server(
+    spec: ServerSpec, ready_method: str = "tools/call", pin: bool = True
+) -> RunningServer:
+    """Start ``spec`` on a free port and wait until it listens (30 s at most); pinned to
+    ``SERVER_CPU`` unless ``pin`` is false (``workers.py``: several processes, two cores)."""
     port = free_port()
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     log_path = LOG_DIR / f"{spec.key}.log"
     log = log_path.open("wb")
     command = spec.command(port)
-    if TASKSET:
+    if TASKSET and pin:
         command = [TASKSET, "-c", SERVER_CPU, *command]
     process = subprocess.Popen(
         command,
@@ -313,16 +316,18 @@ def run_wrk(
     max_responses: int = 0,
     session: str = "",
     authorization: str = "",
+    pin: bool = True,
 ) -> WrkResult:
-    """One ``wrk -t1`` run with ``mcp_post.lua``.  With ``max_responses`` it ends as soon as
-    that many responses arrived (``seconds`` is then only an upper bound); ``authorization``
-    is sent as every request's ``Authorization`` header (none when empty)."""
+    """One ``wrk -t1`` run with ``mcp_post.lua``, pinned to ``CLIENT_CPU`` unless ``pin`` is
+    false.  With ``max_responses`` it ends as soon as that many responses arrived (``seconds``
+    is then only an upper bound); ``authorization`` is sent as every request's
+    ``Authorization`` header (none when empty)."""
     wrk = shutil.which("wrk")
     if wrk is None:
         raise BenchError("wrk is not installed (bench/http/setup.sh installs it)")
     command = [wrk, "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s", "-s", str(LUA)]
     command.append(url)
-    if TASKSET:
+    if TASKSET and pin:
         command = [TASKSET, "-c", CLIENT_CPU, *command]
     env = dict(os.environ, MCP_REV=rev, MCP_METHOD=method, MCP_EXPECT=expect, MCP_SESSION=session)
     env["MCP_AUTHORIZATION"] = authorization

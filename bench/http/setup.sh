@@ -2,7 +2,8 @@
 # Installs what the HTTP benchmark needs besides the project's own venv (make venv):
 #   - the peers' venv (default build/bench-peers): mcp==2.3.0, fastmcp==4.1.6 and plain uvicorn,
 #     as measured in the peers survey; BENCH_PEERS_STACK=fast adds httptools and uvloop;
-#   - wrk, the load generator, from Debian's packages when it is missing.
+#   - wrk, the load generator, and haproxy (bench/http/workers.py), from Debian's packages when
+#     they are missing.
 # Idempotent: a second run only checks.  `setup.sh --wrk-only` skips the peers' venv (soak).
 set -euo pipefail
 
@@ -25,16 +26,21 @@ if [ "${1:-}" != --wrk-only ] && { [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "
     echo "$WANT" > "$STAMP"
 fi
 
-if ! command -v wrk > /dev/null; then
-    echo "setup: installing wrk from Debian's packages" >&2
+MISSING=()
+command -v wrk > /dev/null || MISSING+=(wrk)
+if [ "${1:-}" != --wrk-only ] && [ ! -x /usr/sbin/haproxy ] && ! command -v haproxy > /dev/null; then
+    MISSING+=(haproxy)
+fi
+if [ "${#MISSING[@]}" -gt 0 ]; then
+    echo "setup: installing ${MISSING[*]} from Debian's packages" >&2
     SUDO=""
     [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     if ! command -v apt-get > /dev/null; then
-        echo "setup: wrk is missing and there is no apt-get: install wrk by hand" >&2
+        echo "setup: ${MISSING[*]} missing and there is no apt-get: install by hand" >&2
         exit 1
     fi
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq wrk > /dev/null
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${MISSING[@]}" > /dev/null
 fi
 command -v taskset > /dev/null || echo "setup: no taskset; servers and wrk will not be pinned" >&2
 echo "setup: ok ($(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2); peers in $PEERS_VENV)" >&2

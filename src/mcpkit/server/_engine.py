@@ -29,7 +29,7 @@ from mcpkit.protocol import (
     media_type_ok,
     wire_error,
 )
-from mcpkit.server._broadcast import Broadcaster, Change, ChangeKind
+from mcpkit.server._broadcast import Broadcaster, Change, ChangeKind, MemoryBroadcaster
 from mcpkit.server._call import Call, Runtime
 from mcpkit.server._conversation import STATELESS
 from mcpkit.server._deployment import Deployment
@@ -147,6 +147,15 @@ class Engine:
             operations.tasks.changed = lambda key: broadcaster.publish(
                 Change(ChangeKind.TASK, key.endpoint, task=key.task_id)
             )
+            if not isinstance(broadcaster, MemoryBroadcaster):
+                # a change recorded on another node (a cancel, the last answer) reaches the
+                # task's work where it runs; in one process the runner acted already
+                runner = operations.tasks
+                broadcaster.attach(
+                    lambda change: (
+                        runner.heard(change.task) if change.kind is ChangeKind.TASK else None
+                    )
+                )
         self.pipeline = Pipeline(
             operations,
             limits=limits,

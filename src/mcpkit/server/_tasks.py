@@ -149,6 +149,7 @@ class TaskRunner:
             slots=limits.max_running_tasks, queue=limits.max_tasks, thread_name_prefix="mcpkit-task"
         )
         self._running: dict[str, Running] = {}
+        self._checks: set[asyncio.Task[None]] = set()  # ``heard``'s look-ups in progress
         self._sweeper: asyncio.Task[None] | None = None
         self._recovered = False
         self.resume: Callable[[TaskRecord], Work | None] = _no_work
@@ -314,6 +315,35 @@ class TaskRunner:
             running.stop()
         self._tell(key)
         return record
+
+    def heard(self, task_id: str | None) -> None:
+        """A task changed on some node (a shared broadcaster's ``TASK`` change; any thread):
+        if its work runs here, act on what another node recorded, which its own
+        ``cancel``/``answer`` could not reach: a requested cancellation stops the work, and
+        the last answer of a ``tasks/update`` lets it go on."""
+        running = None if task_id is None else self._running.get(task_id)
+        if running is not None and running.task is not None:
+            running.task.get_loop().call_soon_threadsafe(self._check_soon, running)
+
+    def _check_soon(self, running: Running) -> None:
+        check = asyncio.get_running_loop().create_task(self._check(running))
+        self._checks.add(check)  # kept until done: the loop holds tasks only weakly
+        check.add_done_callback(self._checks.discard)
+
+    async def _check(self, running: Running) -> None:
+        if running.stopped.is_set():
+            return
+        try:
+            record = await self.store.get(running.key)
+        except TaskStoreUnavailable:
+            return  # the next change, or the task's own deadline, comes anyway
+        if record is None or record.status.terminal:
+            return
+        if record.cancel_requested:
+            running.cancelled = True
+            running.stop()
+        elif record.status is TaskStatus.WORKING and record.responses is not None:
+            running.answered.set()  # every request answered, elsewhere
 
     # --- lifecycle --------------------------------------------------------------------------
 

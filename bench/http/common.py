@@ -20,10 +20,10 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, Final, Protocol, TypeVar
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 HERE: Final = ROOT / "bench" / "http"
@@ -420,6 +420,33 @@ def machine() -> dict[str, str]:
 def env_int(name: str, default: int) -> int:
     value = os.environ.get(name, "")
     return int(value) if value.strip() else default
+
+
+class Measured(Protocol):
+    """A measured run as the noise rule sees it."""
+
+    failure: str | None
+    other_cpu: float
+    attempts: int
+
+
+_Run = TypeVar("_Run", bound=Measured)
+
+
+def quietest(measure: Callable[[], _Run], noise_limit: float, retries: int) -> _Run:
+    """``measure()`` again (``retries`` times at most) while other processes used more than
+    ``noise_limit`` cores during it; the quietest attempt (a failure only if all failed), with
+    the number of attempts."""
+    attempts: list[_Run] = []
+    while True:
+        run = measure()
+        attempts.append(run)
+        if run.failure or run.other_cpu <= noise_limit or len(attempts) > retries:
+            break
+        log(f"  (other processes used {run.other_cpu:.2f} cores: measuring again)")
+    best = min(attempts, key=lambda r: (r.failure is not None, r.other_cpu))
+    best.attempts = len(attempts)
+    return best
 
 
 def log(message: str) -> None:

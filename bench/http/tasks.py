@@ -83,6 +83,7 @@ from bench.http.common import (
     log,
     machine,
     machine_busy_seconds,
+    quietest,
     run_wrk,
     start_server,
 )
@@ -436,21 +437,13 @@ def _measured(server: RunningServer, workload: str, rep: int, settings: Settings
         # A tasks run starts from an empty store: it is warmed up until the first tasks
         # expire, so it is measured with the store at its steady size.
         warmup = max(warmup, settings.ttl)
-    attempts: list[Run] = []
-    while True:
+
+    def measure() -> Run:
         if workload == "inline-wrk":
-            run = _wrk_run(server, settings.warmup, settings.duration, rep)
-        else:
-            run = _client_run(server, workload, warmup, settings.duration, rep)
-        attempts.append(run)
-        if run.failure or run.other_cpu <= settings.noise_limit:
-            break
-        if len(attempts) > settings.noise_retries:
-            break
-        log(f"  (other processes used {run.other_cpu:.2f} cores: measuring again)")
-    best = min(attempts, key=lambda r: (r.failure is not None, r.other_cpu))
-    best.attempts = len(attempts)
-    return best
+            return _wrk_run(server, settings.warmup, settings.duration, rep)
+        return _client_run(server, workload, warmup, settings.duration, rep)
+
+    return quietest(measure, settings.noise_limit, settings.noise_retries)
 
 
 def _server_notes(server: RunningServer) -> list[str]:

@@ -77,6 +77,7 @@ from bench.http.common import (
     machine,
     machine_busy_seconds,
     probe,
+    quietest,
     require_tools,
     run_wrk,
     start_server,
@@ -401,21 +402,15 @@ def measure_cell(deployment: Deployment, cell: Cell, rep: int, settings: Setting
             )
             if warm.failure:
                 raise BenchError(f"warm-up: {warm.failure}")
-        attempts: list[WorkersRun] = []
-        while True:
+
+        def measure() -> WorkersRun:
             run = measured_run(deployment, cell, rep, settings)
             run.body_bytes = body_bytes
-            attempts.append(run)
-            if run.failure or run.other_cpu <= settings.noise_limit:
-                break
-            if len(attempts) > settings.noise_retries:
-                break
-            log(f"  (other processes used {run.other_cpu:.2f} cores: measuring again)")
+            return run
+
+        return quietest(measure, settings.noise_limit, settings.noise_retries)
     except BenchError as error:
         return WorkersRun(cell, rep, failure=str(error).splitlines()[0][:200])
-    best = min(attempts, key=lambda r: (r.failure is not None, r.other_cpu))
-    best.attempts = len(attempts)
-    return best
 
 
 def measure_target(

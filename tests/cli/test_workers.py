@@ -250,13 +250,35 @@ def test_the_command_carries_the_options(target: Path, monkeypatch: pytest.Monke
     port = free_port()
     options = ["--workers", "3", "--port", str(port), "--allowed-host", "a.example",
                "--trusted-proxy", "10.0.0.5", "--loop", "asyncio", "--drain", "2",
-               "--debug"]  # fmt: skip
+               "--debug", "--metrics", "--health", "--tracing"]  # fmt: skip
     assert main(["serve", str(target), *options]) == 0
     assert commands == [
         [sys.executable, "-m", "mcpkit", "serve", str(target), "--port", str(port),
          "--host", "127.0.0.1", "--allowed-host", "a.example", "--trusted-proxy", "10.0.0.5",
-         "--loop", "asyncio", "--drain", "2.0", "--debug"]
+         "--loop", "asyncio", "--drain", "2.0", "--debug", "--metrics", "--health",
+         "--tracing"]
     ]  # fmt: skip
+
+
+def test_the_operations_flags(target: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    served: list[Server] = []
+    monkeypatch.setattr(Server, "run", lambda self, **options: served.append(self))
+    for flags in (["--metrics", "--health", "--tracing"], ["--metrics"], []):
+        assert main(["serve", str(target), *flags]) == 0
+    assert [(s.metrics, s.health, s.tracing) for s in served] == [
+        ("/metrics", True, True),
+        ("/metrics", False, False),
+        (None, False, False),
+    ]
+
+
+def test_stdio_refuses_the_http_only_flags(
+    target: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["serve", str(target), "--stdio", "--health"]) == 2
+    assert "--metrics and --health are HTTP routes" in capsys.readouterr().err
+    assert main(["serve", str(target), "--stdio", "--tracing"]) == 2
+    assert "--tracing traces HTTP, not --stdio" in capsys.readouterr().err
 
 
 def test_a_worker_serves_the_sockets_it_inherits(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import re
-import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,7 +33,6 @@ from mcpkit import (
     resource,
     tool,
 )
-from mcpkit.cli import main
 from mcpkit.protocol import Envelope, MessageKind
 from mcpkit.server import Session
 from mcpkit.server._metrics import (
@@ -45,7 +42,6 @@ from mcpkit.server._metrics import (
     REVISION_LABELS,
     MeteredResponder,
 )
-from mcpkit.serving._workers import Supervisor
 from mcpkit.testing import (
     TestClient,
     TestResponse,
@@ -53,8 +49,6 @@ from mcpkit.testing import (
     stateless_headers,
     stateless_request,
 )
-
-from ..interop.conftest import free_port
 
 CANARY = "canary7f3a"
 """Put into every client-chosen field (tool names, URIs, ids, tokens, methods): it must never
@@ -600,66 +594,3 @@ def test_configured_turns_metrics_and_health_on_and_keeps_them() -> None:
     assert (kept.metrics, kept.health) == ("/metrics", True)
     off = on.configured(metrics=False, health=False)
     assert (off.metrics, off.health) == (None, False)
-
-
-# --- the command line ---------------------------------------------------------------------------
-
-TARGET = """\
-from mcpkit import endpoint, tool
-
-
-@endpoint(path="/mcp", name="cli", version="1.0.0")
-class Cli:
-    @tool
-    def ping(self) -> str:
-        \"\"\"Pong.\"\"\"
-        return "pong"
-"""
-
-
-@pytest.fixture
-def target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    path = tmp_path / "metrics_target.py"
-    path.write_text(TARGET)
-    return path
-
-
-def test_serve_metrics_and_health_flags(target: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    served: list[Server] = []
-    monkeypatch.setattr(Server, "run", lambda self, **options: served.append(self))
-    assert main(["serve", str(target), "--metrics", "--health"]) == 0
-    assert main(["serve", str(target), "--metrics"]) == 0
-    assert main(["serve", str(target)]) == 0
-    assert [(s.metrics, s.health) for s in served] == [
-        ("/metrics", True),
-        ("/metrics", False),
-        (None, False),
-    ]
-
-
-def test_serve_stdio_refuses_the_http_routes(
-    target: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["serve", str(target), "--stdio", "--health"]) == 2
-    assert "--metrics and --health are HTTP routes" in capsys.readouterr().err
-
-
-def test_workers_carry_the_flags(target: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    commands: list[list[str]] = []
-
-    def run(self: Supervisor) -> int:
-        commands.append(self._command)
-        for listener in self._listeners:
-            listener.close()
-        return 0
-
-    monkeypatch.setattr(Supervisor, "run", run)
-    port = str(free_port())
-    assert (
-        main(["serve", str(target), "--workers", "2", "--port", port, "--metrics", "--health"]) == 0
-    )
-    assert commands == [
-        [sys.executable, "-m", "mcpkit", "serve", str(target), "--port", port,
-         "--host", "127.0.0.1", "--metrics", "--health"]
-    ]  # fmt: skip

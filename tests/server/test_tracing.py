@@ -9,7 +9,6 @@ import asyncio
 import json
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -29,11 +28,9 @@ from mcpkit import (
     endpoint,
     tool,
 )
-from mcpkit.cli import main
 from mcpkit.protocol import HeaderFields
 from mcpkit.server import HttpExchange
 from mcpkit.server._metrics import MeteredResponder
-from mcpkit.serving._workers import Supervisor
 from mcpkit.testing import (
     TestClient,
     TestResponse,
@@ -41,8 +38,6 @@ from mcpkit.testing import (
     stateless_headers,
     stateless_request,
 )
-
-from ..interop.conftest import free_port
 
 CANARY = "canary5d1e"
 """Put into every client-chosen field: it must never appear in a span."""
@@ -364,55 +359,3 @@ print(json.dumps({"status": status,
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == {"status": 200, "loaded": []}
-
-
-TARGET = """\
-from mcpkit import endpoint, tool
-
-
-@endpoint(path="/mcp", name="cli", version="1.0.0")
-class Cli:
-    @tool
-    def ping(self) -> str:
-        \"\"\"Pong.\"\"\"
-        return "pong"
-"""
-
-
-@pytest.fixture
-def target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    path = tmp_path / "tracing_target.py"
-    path.write_text(TARGET)
-    return path
-
-
-def test_serve_tracing_flag(target: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    served: list[Server] = []
-    monkeypatch.setattr(Server, "run", lambda self, **options: served.append(self))
-    assert main(["serve", str(target), "--tracing"]) == 0
-    assert main(["serve", str(target)]) == 0
-    assert [server.tracing for server in served] == [True, False]
-
-
-def test_serve_stdio_refuses_tracing(target: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["serve", str(target), "--stdio", "--tracing"]) == 2
-    assert "--tracing traces HTTP, not --stdio" in capsys.readouterr().err
-
-
-def test_workers_carry_the_tracing_flag(target: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    commands: list[list[str]] = []
-
-    def run(self: Supervisor) -> int:
-        commands.append(self._command)
-        for listener in self._listeners:
-            listener.close()
-        return 0
-
-    monkeypatch.setattr(Supervisor, "run", run)
-    port = str(free_port())
-    assert main(["serve", str(target), "--workers", "2", "--port", port, "--tracing"]) == 0
-    assert commands == [
-        [sys.executable, "-m", "mcpkit", "serve", str(target), "--port", port,
-         "--host", "127.0.0.1", "--tracing"]
-    ]  # fmt: skip

@@ -94,6 +94,7 @@ _RANGES: Final[dict[str, tuple[float, float]]] = {
     "max_jwks_keys": (1, 4_096),
     "verifier_timeout_seconds": (0.001, 3_600.0),
     "max_catalog_views": (1, 65_536),
+    "max_forwarded_hops": (1, 1_024),
     "max_header_count": (1, 10_000),
     "max_header_bytes": (1 * KiB, 1 * MiB),
     "max_request_target_bytes": (16, 64 * KiB),
@@ -342,6 +343,9 @@ class Limits:
     max_catalog_views: int = 64
     """Distinct per-caller catalogs an endpoint keeps prebuilt (one per set of granted scopes
     that changes what its lists show); the least recently built is dropped when full."""
+    max_forwarded_hops: int = 32
+    """Addresses read from a trusted proxy's ``X-Forwarded-For`` (``trusted_proxies``); a
+    longer chain is not believed, and the client is the proxy itself."""
 
     # HTTP connections of the embedded server (``Server.run``/``serve``)
     max_header_count: int = 100

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcpkit import AdmissionRequest, Admitted, ConfigurationError, Server, endpoint, tool
+from mcpkit import AdmissionRequest, Admitted, ConfigurationError, Limits, Server, endpoint, tool
 from mcpkit.server import HttpRequest
 from mcpkit.server._forwarded import TrustedProxies
 from mcpkit.testing import TestClient, stateless_headers, stateless_request
@@ -17,7 +17,7 @@ def request(peer: tuple[str, int] | None, *forwarded: str) -> HttpRequest:
     return HttpRequest(method="POST", raw_path="/mcp", headers=headers, client=peer)
 
 
-PROXIES = TrustedProxies(["10.0.0.5", "10.1.0.0/16", "::1"])
+PROXIES = TrustedProxies(["10.0.0.5", "10.1.0.0/16", "::1"], Limits())
 
 
 @pytest.mark.parametrize(
@@ -42,8 +42,13 @@ def test_the_client_address(
     assert PROXIES.resolve(request(peer, *forwarded)).client == client
 
 
-def test_at_most_32_hops_are_read() -> None:
-    chain = ", ".join(["198.51.100.1"] * 32)
+def test_at_most_max_forwarded_hops_are_read() -> None:
+    proxies = TrustedProxies(["10.0.0.5"], Limits().replace(max_forwarded_hops=3))
+    at_limit = "6.6.6.6, 7.7.7.7, 198.51.100.1"
+    assert proxies.resolve(request(("10.0.0.5", 1), at_limit)).client == ("198.51.100.1", 0)
+    past = "5.5.5.5, " + at_limit  # one more: not believed, the proxy is the client
+    assert proxies.resolve(request(("10.0.0.5", 1), past)).client == ("10.0.0.5", 1)
+    chain = ", ".join(["198.51.100.1"] * 32)  # the default, 32
     assert PROXIES.resolve(request(("10.0.0.5", 1), chain)).client == ("198.51.100.1", 0)
 
 

@@ -308,7 +308,9 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
         cors=settings.cors,
         admission=admission,
         authorization=authorization,
-        proxies=TrustedProxies(settings.trusted_proxies) if settings.trusted_proxies else None,
+        proxies=(
+            TrustedProxies(settings.trusted_proxies, limits) if settings.trusted_proxies else None
+        ),
         sessions=sessions,
         events=events,
         debug=settings.debug,

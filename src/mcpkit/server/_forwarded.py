@@ -5,8 +5,9 @@ is the TCP peer, and ``X-Forwarded-For`` is ignored: any client can write that h
 ``Server(trusted_proxies=[...])`` a request whose peer is one of those proxies takes its
 client from ``X-Forwarded-For`` instead: the nearest address, read from the right, that is
 not itself a trusted proxy (each proxy appends the address it received from, so everything
-left of the first untrusted hop may be forged).  At most ``_MAX_HOPS`` addresses are read; a
-header that cannot be read leaves the peer as the client.
+left of the first untrusted hop may be forged).  At most ``limits.max_forwarded_hops``
+addresses are read; a longer chain, or a header that cannot be read, leaves the peer as the
+client.
 """
 
 from __future__ import annotations
@@ -14,23 +15,24 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 from collections.abc import Iterable
-from typing import Final, TypeAlias
+from typing import TypeAlias
 
 from mcpkit.errors import ConfigurationError
+from mcpkit.limits import Limits
 from mcpkit.server._http import HttpRequest
 
 __all__ = ["TrustedProxies"]
 
-_MAX_HOPS: Final = 32
 _Network: TypeAlias = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 class TrustedProxies:
     """The proxies (addresses or networks) whose ``X-Forwarded-For`` is believed."""
 
-    __slots__ = ("_networks",)
+    __slots__ = ("_most", "_networks")
 
-    def __init__(self, proxies: Iterable[str]) -> None:
+    def __init__(self, proxies: Iterable[str], limits: Limits) -> None:
+        self._most = limits.max_forwarded_hops
         networks: list[_Network] = []
         for proxy in proxies:
             try:
@@ -59,7 +61,7 @@ class TrustedProxies:
         for name, value in request.headers:
             if name == "x-forwarded-for":
                 hops.extend(hop.strip(" \t") for hop in value.split(","))
-                if len(hops) > _MAX_HOPS:
+                if len(hops) > self._most:
                     return request  # more than any real chain of proxies: not believed
         for hop in reversed(hops):
             try:

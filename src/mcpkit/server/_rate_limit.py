@@ -147,6 +147,26 @@ class RateLimiter(Protocol):
     ) -> RateLimitDecision | Awaitable[RateLimitDecision]: ...
 
 
+def check_bucket(
+    who: str, capacity: object, refill_tokens: object, period: object, limits: object
+) -> None:
+    """The settings every token bucket shares (``TokenBucket``, ``RedisTokenBucket``)."""
+    if type(capacity) is not int or not 1 <= capacity <= 1_000_000:
+        raise ConfigurationError(f"{who}: capacity must be an int from 1 to 1000000")
+    if type(refill_tokens) is not int or not 1 <= refill_tokens <= 1_000_000:
+        raise ConfigurationError(f"{who}: refill_tokens must be an int from 1 to 1000000")
+    if (
+        isinstance(period, bool)
+        or not isinstance(period, (int, float))
+        or not 0.001 <= period <= 86_400
+    ):
+        raise ConfigurationError(
+            f"{who}: refill_period_seconds must be a number from 0.001 to 86400"
+        )
+    if not isinstance(limits, Limits):
+        raise ConfigurationError(f"{who}: limits must be a Limits")
+
+
 class TokenBucket:
     """The built-in limiter: a token bucket per partition, in this process only.
 
@@ -193,20 +213,7 @@ class TokenBucket:
         limits: Limits = DEFAULT_LIMITS,
         clock_ns: Callable[[], int] = time.monotonic_ns,
     ) -> None:
-        if type(capacity) is not int or not 1 <= capacity <= 1_000_000:
-            raise ConfigurationError("TokenBucket: capacity must be an int from 1 to 1000000")
-        if type(refill_tokens) is not int or not 1 <= refill_tokens <= 1_000_000:
-            raise ConfigurationError("TokenBucket: refill_tokens must be an int from 1 to 1000000")
-        if (
-            isinstance(refill_period_seconds, bool)
-            or not isinstance(refill_period_seconds, (int, float))
-            or not 0.001 <= refill_period_seconds <= 86_400
-        ):
-            raise ConfigurationError(
-                "TokenBucket: refill_period_seconds must be a number from 0.001 to 86400"
-            )
-        if not isinstance(limits, Limits):
-            raise ConfigurationError("TokenBucket: limits must be a Limits")
+        check_bucket("TokenBucket", capacity, refill_tokens, refill_period_seconds, limits)
         if not callable(clock_ns):
             raise ConfigurationError("TokenBucket: clock_ns must be callable")
         self.capacity = capacity

@@ -27,7 +27,12 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from mcpkit.errors import ConfigurationError
 from mcpkit.limits import DEFAULT_LIMITS, Limits
-from mcpkit.server._rate_limit import RateLimitContext, RateLimitDecision, RateLimiter
+from mcpkit.server._rate_limit import (
+    RateLimitContext,
+    RateLimitDecision,
+    RateLimiter,
+    check_bucket,
+)
 
 __all__ = ["RedisTokenBucket"]
 
@@ -148,20 +153,7 @@ class RedisTokenBucket:
         limits: Limits = DEFAULT_LIMITS,
         client: Any = None,
     ) -> None:
-        if type(capacity) is not int or not 1 <= capacity <= 1_000_000:
-            raise ConfigurationError("RedisTokenBucket: capacity must be an int from 1 to 1000000")
-        if type(refill_tokens) is not int or not 1 <= refill_tokens <= 1_000_000:
-            raise ConfigurationError(
-                "RedisTokenBucket: refill_tokens must be an int from 1 to 1000000"
-            )
-        if (
-            isinstance(refill_period_seconds, bool)
-            or not isinstance(refill_period_seconds, (int, float))
-            or not 0.001 <= refill_period_seconds <= 86_400
-        ):
-            raise ConfigurationError(
-                "RedisTokenBucket: refill_period_seconds must be a number from 0.001 to 86400"
-            )
+        check_bucket("RedisTokenBucket", capacity, refill_tokens, refill_period_seconds, limits)
         if not isinstance(prefix, str) or len(prefix) > 256:
             raise ConfigurationError("RedisTokenBucket: prefix must be a str of at most 256")
         if fallback is not None and (
@@ -170,8 +162,6 @@ class RedisTokenBucket:
             raise ConfigurationError(
                 "RedisTokenBucket: fallback must be a RateLimiter instance, such as TokenBucket()"
             )
-        if not isinstance(limits, Limits):
-            raise ConfigurationError("RedisTokenBucket: limits must be a Limits")
         if client is not None and not callable(getattr(client, "evalsha", None)):
             raise ConfigurationError("RedisTokenBucket: client must be a redis.asyncio client")
         self._shown = _check_url(url)

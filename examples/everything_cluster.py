@@ -7,16 +7,17 @@ would otherwise keep to itself shared instead.
   its lease lapses (failed as interrupted, or run again when the tool is idempotent);
 - change notifications go through Redis (``RedisBroadcaster``), so a listen stream on one node
   hears of a change made on another;
+- 2025 sessions and the events of their streams live in Redis (``RedisSessionStore``), so
+  any node serves any request of a session: its ``DELETE``, its ``GET`` stream, a
+  ``Last-Event-ID`` resume, a cancel, the client's answer to a request another node sent;
 - request state is sealed with one key that every node has (a ``Keyring`` built from
   ``MCPKIT_KEYRING_KEY``), so a node opens what another sealed.
 
 Importing ``everything`` builds that module's own single-process server too (never served
 here): the warning about development-ephemeral keys that each node logs at start is its.
 
-Only the stateless 2026-07-28 revision is served across nodes: 2025 sessions are still kept in
-each process (no shared session store yet), so a 2025 client must reach the same node every
-time.  A catalog change (``test_trigger_tool_change``) swaps the endpoint of the node that ran
-the call only; the other nodes keep theirs.
+A catalog change (``test_trigger_tool_change``) swaps the endpoint of the node that ran the
+call only; the other nodes keep theirs.
 
 Environment (read once, when the module is imported):
 
@@ -49,6 +50,7 @@ from mcpkit import (
     Limits,
     ProtectionKey,
     RedisBroadcaster,
+    RedisSessionStore,
     RedisTaskStore,
     Server,
 )
@@ -81,6 +83,7 @@ server = Server(
         lease_seconds=_seconds("MCPKIT_TASK_LEASE_SECONDS", 15.0),
     ),
     broadcaster=RedisBroadcaster(REDIS_URL),
+    sessions=RedisSessionStore(REDIS_URL),
     limits=Limits(
         task_ttl_seconds=TASK_TTL_SECONDS,
         # a task may not run longer than it is kept

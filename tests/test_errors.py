@@ -123,6 +123,12 @@ WIRE_TABLE: dict[type[ProtocolError], tuple[int, int, str, type[MCPKitError]]] =
         "Task store unavailable; retry later",
         errors.InternalError,
     ),
+    errors.SessionStoreUnavailable: (
+        -32603,
+        503,
+        "Session store unavailable; retry later",
+        errors.InternalError,
+    ),
     errors.TaskInterrupted: (
         -31903,
         500,

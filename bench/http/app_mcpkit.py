@@ -6,7 +6,9 @@
 * ``async``: ``add`` is an ``async def`` handler (run on the event loop);
 * ``tools101``: ``def add`` plus 100 filler tools of the same shape (101 in all), served with a
   page size of 128 so that one ``tools/list`` returns the whole catalog, as the peers do;
-* ``session``: ``async def add``, and 2025-11-25 kept in sessions (``Mcp-Session-Id``);
+* ``session``: ``async def add``, and 2025-11-25 kept in sessions (``Mcp-Session-Id``); with
+  ``BENCH_REDIS_URL`` set (``bench/http/sessions.py``), in ``RedisSessionStore(BENCH_REDIS_URL)``
+  rather than in the process;
 * ``listen``: ``async def add``, and ``subscriptions/listen`` served (every listen granted, up to
   128 from one caller: the benchmark's idle listens are all anonymous).
 
@@ -102,9 +104,15 @@ def _auth() -> mcpkit.ResourceServer | None:
     )
 
 
+def _sessions() -> mcpkit.RedisSessionStore | None:
+    url = os.environ.get("BENCH_REDIS_URL")
+    return mcpkit.RedisSessionStore(url) if url and VARIANT == "session" else None
+
+
 server = mcpkit.Server(
     _endpoint_class(VARIANT),
     auth=_auth(),
+    sessions=_sessions(),
     page_size=128,
     subscription_authorizer=_grant if VARIANT == "listen" else None,
     limits=mcpkit.Limits(max_listens_per_owner=128) if VARIANT == "listen" else mcpkit.Limits(),

@@ -39,6 +39,7 @@ from mcpkit.errors import SchemaError as SchemaError
 from mcpkit.errors import SessionNotFound as SessionNotFound
 from mcpkit.errors import SessionQuota as SessionQuota
 from mcpkit.errors import SessionRequired as SessionRequired
+from mcpkit.errors import SessionStoreUnavailable as SessionStoreUnavailable
 from mcpkit.errors import SubscriptionDenied as SubscriptionDenied
 from mcpkit.errors import TaskInterrupted as TaskInterrupted
 from mcpkit.errors import TaskNotFound as TaskNotFound
@@ -156,6 +157,8 @@ if _TYPE_CHECKING:
     from mcpkit.server import RateLimiter as RateLimiter
     from mcpkit.server import RateLimitTarget as RateLimitTarget
     from mcpkit.server import RedisBroadcaster as RedisBroadcaster
+    from mcpkit.server import RedisEventStore as RedisEventStore
+    from mcpkit.server import RedisSessionStore as RedisSessionStore
     from mcpkit.server import RedisTaskStore as RedisTaskStore
     from mcpkit.server import RedisTokenBucket as RedisTokenBucket
     from mcpkit.server import Rejected as Rejected
@@ -209,6 +212,8 @@ _LAZY = {
     "RateLimitTarget": "mcpkit.server",
     "RateLimiter": "mcpkit.server",
     "RedisBroadcaster": "mcpkit.server",
+    "RedisEventStore": "mcpkit.server",
+    "RedisSessionStore": "mcpkit.server",
     "RedisTaskStore": "mcpkit.server",
     "RedisTokenBucket": "mcpkit.server",
     "Rejected": "mcpkit.server",
@@ -335,6 +340,8 @@ __all__ = (
     "RateLimited",
     "RateLimiter",
     "RedisBroadcaster",
+    "RedisEventStore",
+    "RedisSessionStore",
     "RedisTaskStore",
     "RedisTokenBucket",
     "Rejected",
@@ -363,6 +370,7 @@ __all__ = (
     "SessionQuota",
     "SessionRequired",
     "SessionStore",
+    "SessionStoreUnavailable",
     "SkillAccess",
     "SkillAccessPolicy",
     "SkillBundle",

@@ -23,6 +23,7 @@ Tree::
     │   │   ├── DeadlineExceeded      -32603  504  the deadline passed while the handler ran
     │   │   ├── TooManySessions       -32603  503  the server holds its most sessions
     │   │   ├── TaskStoreUnavailable  -32603  503  the task store could not be read or written
+    │   │   ├── SessionStoreUnavailable -32603 503 a shared session store could not be reached
     │   │   ├── AuthorizationUnavailable -32603 503  an access token could not be verified
     │   │   │                                      now (JWKS or introspection unreachable)
     │   │   └── ProtectorUnavailable  -32603  503  request state could not be sealed or opened
@@ -91,6 +92,7 @@ __all__ = [
     "SessionNotFound",
     "SessionQuota",
     "SessionRequired",
+    "SessionStoreUnavailable",
     "SubscriptionDenied",
     "TaskInterrupted",
     "TaskNotFound",
@@ -525,6 +527,15 @@ class TaskStoreUnavailable(InternalError):
 
     http_status = 503
     message = "Task store unavailable; retry later"
+
+
+class SessionStoreUnavailable(InternalError):
+    """A session store shared by several nodes (``RedisSessionStore``) could not be read or
+    written: 503 / -32603, with nothing about the cause.  The request is not taken; stateless
+    requests, which need no session, are not affected."""
+
+    http_status = 503
+    message = "Session store unavailable; retry later"
 
 
 class TaskInterrupted(ProtocolError):

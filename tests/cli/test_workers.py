@@ -1,9 +1,13 @@
 """``mcpkit serve --workers N``: refused while any store lives in one process, and otherwise N
-real processes on one socket, supervised: a worker that dies is replaced, SIGTERM stops
-them all."""
+real processes on one address, supervised: a worker that dies is replaced, SIGTERM stops
+them all.  On Linux each worker has a socket of its own (SO_REUSEPORT), so the kernel spreads
+connections evenly, and a replacement takes over its predecessor's socket; elsewhere they
+share one.  With metrics on, a scrape of any worker reports the sum of all of them, and the
+totals never go backwards when a worker dies."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -14,6 +18,9 @@ import textwrap
 import threading
 import time
 import urllib.request
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -30,11 +37,18 @@ from mcpkit import (
     tool,
 )
 from mcpkit.cli import main
-from mcpkit.serving import inherited_sockets, single_process_reasons
-from mcpkit.serving._workers import LISTEN_FDS, Supervisor
+from mcpkit.serving import _workers, inherited_sockets, single_process_reasons
+from mcpkit.serving._workers import (
+    LISTEN_FDS,
+    METRICS_SHARE,
+    Supervisor,
+    _read_snapshot,
+    _snapshot_path,
+)
 from mcpkit.testing import stateless_headers, stateless_request
 
 from ..interop.conftest import free_port
+from ..server.test_metrics import Scrape, parse
 
 TARGET = """\
 import os
@@ -156,7 +170,7 @@ def test_refusals(target: Path, tmp_path: Path, capsys: pytest.CaptureFixture[st
         busy.close()
 
 
-def ask_pid(port: int) -> str:
+def ask_pid(port: int, timeout: float = 5) -> str:
     body = json.dumps(stateless_request("tools/call", {"name": "pid", "arguments": {}})).encode()
     request = urllib.request.Request(
         f"http://127.0.0.1:{port}/mcp",
@@ -164,7 +178,7 @@ def ask_pid(port: int) -> str:
         headers={**stateless_headers("tools/call", "pid"), "Connection": "close"},
         method="POST",
     )
-    with urllib.request.urlopen(request, timeout=5) as response:
+    with urllib.request.urlopen(request, timeout=timeout) as response:
         text: str = json.loads(response.read())["result"]["content"][0]["text"]
         return text
 
@@ -192,9 +206,11 @@ def pids_seen(port: int, workers: int = 2, seconds: float = 30.0) -> set[str]:
 
 
 def test_workers_share_the_port_are_replaced_and_stop_together(
-    target: Path, monkeypatch: pytest.MonkeyPatch
+    target: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setattr("mcpkit.serving._workers._MIN_UPTIME", 0.5)  # serving a while: 0.5 s
+    monkeypatch.setattr(_workers, "_REUSE_PORT", False)  # one socket, as where it is missing
+    caplog.set_level(logging.INFO, logger="mcpkit")
     port = free_port()
     results: list[int] = []
     pids: list[set[str]] = []
@@ -221,6 +237,7 @@ def test_workers_share_the_port_are_replaced_and_stop_together(
     results.append(main(["serve", str(target), "--workers", "2", "--port", str(port)]))
     thread.join()
     assert results == [0]
+    assert "2 workers sharing one socket (no SO_REUSEPORT balancing here)" in caplog.text
     first, after = pids
     assert len(first) == 2  # the kernel spread the connections over both workers
     assert len(after) == 2 and first != after
@@ -242,9 +259,16 @@ def test_the_command_carries_the_options(target: Path, monkeypatch: pytest.Monke
 
     def run(self: Supervisor) -> int:
         commands.append(self._command)
-        for listener in self._listeners:
-            listener.close()
+        groups.append(len(self._listeners))
+        shared.append(self._metrics)
+        for group in self._listeners:
+            for listener in group:
+                assert listener.getsockname()[1] == port
+                listener.close()
         return 0
+
+    groups: list[int] = []
+    shared: list[bool] = []
 
     monkeypatch.setattr(Supervisor, "run", run)
     port = free_port()
@@ -258,6 +282,8 @@ def test_the_command_carries_the_options(target: Path, monkeypatch: pytest.Monke
          "--loop", "asyncio", "--drain", "2.0", "--debug", "--metrics", "--health",
          "--tracing"]
     ]  # fmt: skip
+    assert groups == [3 if _workers._REUSE_PORT else 1]  # a socket for each worker, on Linux
+    assert shared == [True]  # --metrics: summed over the workers
 
 
 def test_the_operations_flags(target: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -337,3 +363,196 @@ def test_a_server_runs_on_sockets_bound_before() -> None:
 
     server.run(started=started, sockets=listeners)
     assert answered == [200]
+
+
+def test_a_worker_publishes_its_metrics_for_the_others(
+    target: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker side of ``--workers N --metrics`` in this process: the supervisor's
+    directory, named in the environment, gets this worker's snapshot while it serves and a
+    last one, without gauges, when it stops."""
+    published: list[dict[str, int]] = []
+    directory = str(tmp_path)
+
+    def run(self: Server, *, started: object, sockets: object) -> None:
+        async def serving() -> None:
+            assert callable(started)
+            started()
+            for _ in range(500):
+                await asyncio.sleep(0.01)
+                snapshot = _read_snapshot(_snapshot_path(directory, 1))
+                if snapshot is not None:
+                    published.append(snapshot.gauges)
+                    return
+
+        asyncio.run(serving())
+
+    monkeypatch.setattr(Server, "run", run)
+    monkeypatch.setattr(_workers, "_PUBLISH_SECONDS", 0.01)
+    ready = tmp_path / "ready.json"
+    for options in (["--ready-file", str(ready)], []):
+        Path(_snapshot_path(directory, 1)).unlink(missing_ok=True)  # each run writes it
+        monkeypatch.setenv(METRICS_SHARE, f"1:2:{directory}")
+        assert main(["serve", str(target), "--metrics", *options]) == 0
+        assert METRICS_SHARE not in os.environ
+        last = _read_snapshot(_snapshot_path(directory, 1))
+        assert last is not None and last.gauges == {}  # gone with the worker
+    assert [sorted(gauges) for gauges in published] == [sorted(_GAUGES)] * 2  # while serving
+    assert json.loads(ready.read_text())[0]["name"] == "pids"
+    monkeypatch.setattr(Server, "run", lambda self, **options: None)
+    ready.unlink()
+    assert main(["serve", str(target), "--ready-file", str(ready)]) == 0  # not a worker
+    assert not ready.exists()  # (the run above never started)
+
+
+_GAUGES = (
+    "mcpkit_handler_slots_busy",
+    "mcpkit_queued_requests",
+    "mcpkit_sessions",
+    "mcpkit_listen_streams",
+    "mcpkit_tasks_running",
+)
+
+
+def test_a_malformed_metrics_share_is_refused(
+    target: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(Server, "run", lambda self, **options: None)
+    monkeypatch.setenv(METRICS_SHARE, "no")
+    assert main(["serve", str(target), "--metrics"]) == 2
+    assert f"{METRICS_SHARE} is set by mcpkit serve --workers for its workers" in (
+        capsys.readouterr().err
+    )
+
+
+def serve_in_thread(target: Path, port: int, options: list[str], client: Callable[[], None]) -> int:
+    """``mcpkit serve --workers 2`` in this thread (its supervisor takes the signals) while
+    ``client`` runs in another; SIGTERM stops the server when ``client`` ends."""
+    failures: list[BaseException] = []
+
+    def run_client() -> None:
+        try:
+            client()
+        except BaseException as error:  # reported by the test, after the server stopped
+            failures.append(error)
+        finally:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    thread = threading.Thread(target=run_client)
+    thread.start()
+    code = main(["serve", str(target), "--workers", "2", "--port", str(port), *options])
+    thread.join()
+    if failures:
+        raise failures[0]
+    return code
+
+
+@pytest.mark.skipif(not _workers._REUSE_PORT, reason="SO_REUSEPORT balances on Linux only")
+def test_each_worker_has_its_own_socket_and_a_fair_share_of_the_connections(
+    target: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr("mcpkit.serving._workers._MIN_UPTIME", 0.5)  # serving a while: 0.5 s
+    caplog.set_level(logging.INFO, logger="mcpkit")
+    port = free_port()
+    counts: Counter[str] = Counter()
+    after: list[str] = []
+
+    def client() -> None:
+        wait_serving(port)
+        pids_seen(port)  # both listen: until then the first one takes every connection
+        # fresh connections, one request each: the kernel picks a socket by the connection
+        counts.update(ask_pid(port, timeout=60) for _ in range(200))
+        victim = next(iter(counts))
+        os.kill(int(victim), signal.SIGKILL)
+        # connections the kernel gives the dead worker's socket wait for its replacement
+        with ThreadPoolExecutor(20) as pool:
+            after.extend(pool.map(lambda _: ask_pid(port, timeout=60), range(20)))
+
+    assert serve_in_thread(target, port, [], client) == 0
+    assert "2 workers, each on its own socket (SO_REUSEPORT)" in caplog.text
+    assert len(counts) == 2 and min(counts.values()) >= 40, counts  # each at least 20%
+    victim = next(iter(counts))
+    assert len(after) == 20 and victim not in after
+    assert set(after) - set(counts), after  # the replacement served on the dead one's socket
+    with pytest.raises(OSError):
+        ask_pid(port)  # everything stopped
+
+
+def scrape_port(port: int) -> Scrape:
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/metrics", headers={"Connection": "close"}
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return parse(response.read())
+
+
+def calls_counted(found: Scrape) -> tuple[float, float]:
+    """The ``tools/call`` messages in a scrape: by ``mcpkit_requests_total``, and by the
+    latency histogram's count."""
+    total = sum(
+        s.value
+        for s in found.samples
+        if s.name == "mcpkit_requests_total" and s.labels["method"] == "tools/call"
+    )
+    timed = sum(
+        s.value
+        for s in found.samples
+        if s.name == "mcpkit_request_duration_seconds_count" and s.labels["method"] == "tools/call"
+    )
+    return total, timed
+
+
+def test_metrics_are_summed_over_the_workers_and_never_go_backwards(
+    target: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("mcpkit.serving._workers._MIN_UPTIME", 0.5)  # serving a while: 0.5 s
+    port = free_port()
+    seen: list[float] = []  # every total scraped, in order
+    made = [0]  # the tools/call answered
+
+    def ask() -> str:
+        pid = ask_pid(port, timeout=60)
+        made[0] += 1
+        return pid
+
+    def settled() -> Scrape:
+        """Scrapes until the total is the calls made (a worker publishes every quarter of a
+        second): it is never more, and never less than a total scraped before."""
+        deadline = time.monotonic() + 60
+        while True:
+            found = scrape_port(port)
+            total, timed = calls_counted(found)
+            assert total == timed and (not seen or total >= seen[-1]) and total <= made[0]
+            seen.append(total)
+            if total == made[0] or time.monotonic() > deadline:
+                return found
+            time.sleep(0.1)
+
+    pids: list[set[str]] = []
+
+    def client() -> None:
+        wait_serving(port)
+        made[0] += 1
+        answered = {ask() for _ in range(60)}
+        while len(answered) < 2:  # both workers counted some
+            answered.add(ask())
+        pids.append(answered)
+        found = settled()
+        assert found.value("mcpkit_queued_requests") == 0  # gauges: summed, here idle
+        assert found.value("mcpkit_handler_slots_busy") == 0
+        assert seen[-1] == made[0]
+        os.kill(int(next(iter(answered))), signal.SIGKILL)
+        later: set[str] = set()
+        while not later - answered:  # until the replacement answers
+            later.add(ask())
+            settled()
+        pids.append(later)
+        for _ in range(20):
+            ask()
+        settled()
+
+    assert serve_in_thread(target, port, ["--metrics"], client) == 0
+    assert seen[-1] == made[0] > 80
+    assert seen == sorted(seen)  # never backwards, a worker killed on the way
+    before, after = pids
+    assert len(before) == 2 and after - before

@@ -29,6 +29,7 @@ from mcpkit.errors import (
     SessionNotFound,
     SessionQuota,
     SessionRequired,
+    SessionStoreUnavailable,
     SubscriptionDenied,
     TaskInterrupted,
     TaskNotFound,
@@ -71,6 +72,7 @@ CLASS_STATUS: list[tuple[type[ProtocolError], int]] = [
     (TaskNotFound, 400),
     (TaskQuota, 429),
     (TaskStoreUnavailable, 503),
+    (SessionStoreUnavailable, 503),
     (TaskInterrupted, 500),
     (Unauthorized, 401),
     (InsufficientScope, 403),
@@ -80,6 +82,7 @@ CLASS_STATUS: list[tuple[type[ProtocolError], int]] = [
 # 2025.
 KEEP_ON_LEGACY = {
     DeadlineExceeded,
+    SessionStoreUnavailable,
     HeaderMismatch,
     Overloaded,
     RateLimited,

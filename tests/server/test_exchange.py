@@ -269,7 +269,7 @@ class Harness:
 
     def waiting(self, count: int) -> None:
         """Wait until the session has ``count`` requests waiting for the client."""
-        session = self.store.get(self.session_id)
+        session = asyncio.run(self.store.get(self.session_id))
         assert session is not None
         deadline = time.monotonic() + WAIT
         while len(session._exchange or ()) != count:
@@ -634,7 +634,7 @@ def test_a_cancel_while_waiting_ends_the_call_without_an_answer(harness: Harness
 
 def test_ending_the_session_while_waiting_ends_the_call(harness: Harness) -> None:
     harness.open()
-    session = harness.store.get(harness.session_id)
+    session = asyncio.run(harness.store.get(harness.session_id))
     pending = harness.call("greet")
     harness.waiting(1)
     ended = harness.client.post("/mcp", b"", method="DELETE", headers=harness.headers())

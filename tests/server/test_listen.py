@@ -600,7 +600,7 @@ def test_a_swap_tells_2025_sessions_on_their_stream() -> None:
         server.swap(endpoint_at(server).with_tools(SHOUT).with_prompts(GREETING))
         store = server.engine.pipeline.sessions
         assert store is not None
-        session = store.get(session_id)
+        session = asyncio.run(store.get(session_id))
         assert session is not None
         methods = sorted(
             message.split(b'"method":"')[1].split(b'"')[0] for message in session.take()

@@ -33,6 +33,7 @@ from mcpkit import (
     resource,
     tool,
 )
+from mcpkit.json import JsonObject
 from mcpkit.protocol import Envelope, MessageKind
 from mcpkit.server import Session
 from mcpkit.server._metrics import (
@@ -437,17 +438,24 @@ class Unsized:
     def __init__(self) -> None:
         self._store = MemorySessionStore(Limits())
 
-    def create(self, owner: str | None, path: str, revision: Revision) -> Session:
-        return self._store.create(owner, path, revision)
+    async def create(
+        self,
+        owner: str | None,
+        path: str,
+        revision: Revision,
+        client_info: JsonObject | None,
+        client_capabilities: JsonObject | None,
+    ) -> Session:
+        return await self._store.create(owner, path, revision, client_info, client_capabilities)
 
-    def get(self, session_id: str) -> Session | None:
-        return self._store.get(session_id)
+    async def get(self, session_id: str) -> Session | None:
+        return await self._store.get(session_id)
 
-    def touch(self, session: Session) -> None:
-        self._store.touch(session)
+    async def touch(self, session: Session) -> None:
+        await self._store.touch(session)
 
-    def end(self, session: Session) -> None:
-        self._store.end(session)
+    async def end(self, session: Session) -> None:
+        await self._store.end(session)
 
 
 def test_a_session_store_without_a_size_leaves_the_gauge_out() -> None:

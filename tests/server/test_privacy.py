@@ -82,6 +82,7 @@ FIXED_MESSAGES = frozenset(
         "Task not found or expired",
         "Too many tasks; wait for some to finish and expire before starting more",
         "Task store unavailable; retry later",
+        "Session store unavailable; retry later",
         "The task was interrupted by a server restart; call the tool again",
         "Authentication required: send an OAuth access token for this server as "
         "'Authorization: Bearer <token>'; the WWW-Authenticate header says where to get one",

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import logging
+import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -260,6 +262,43 @@ def test_the_subscription_comes_back_with_redis(
     messages = [r.getMessage() for r in caplog.records]
     assert f"RedisBroadcaster: subscribed to Redis at {redis_server.url} again" in messages
     assert during in heard_a.changes  # this node's own subscription was live when it was sent
+
+
+def test_a_hung_redis_ends_the_subscription_once_a_health_check_goes_unanswered(
+    redis_server: RedisServer,
+    nodes: Callable[..., RedisBroadcaster],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Redis hung (or the connection dead without a word): the subscription is given up once
+    a health check goes unanswered for the socket timeout, and made again once Redis answers;
+    it used to wait, ``connected``, for as long as the kernel kept the connection."""
+    monkeypatch.setattr(_redis_broadcast, "_HEALTH_CHECK", 0.2)
+    monkeypatch.setattr(_redis_broadcast, "_SOCKET_TIMEOUT", 0.3)
+    a = nodes()
+    heard = Heard()
+    a.attach(heard)
+    until(lambda: a.connected)
+    pid = redis_server.pid
+    assert pid is not None
+    with caplog.at_level(logging.INFO, "mcpkit.server"):
+        os.kill(pid, signal.SIGSTOP)  # accepts connections, answers nothing
+        try:
+            began = time.monotonic()
+            until(lambda: not a.connected, seconds=5.0)
+            assert time.monotonic() - began < 0.2 + 0.3 + 1.0
+            time.sleep(0.5)  # subscribing again meets the same silence
+            assert not a.connected
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        until(lambda: a.connected)
+        a.publish(UPDATED)
+        until(lambda: len(heard) == 1)
+    assert caplog.messages == [
+        f"RedisBroadcaster: no subscription at Redis at {redis_server.url} (TimeoutError); "
+        "retrying",
+        f"RedisBroadcaster: subscribed to Redis at {redis_server.url} again",
+    ]
 
 
 def test_a_publish_redis_refuses_is_retried_with_backoff(

@@ -412,6 +412,28 @@ def test_without_a_fallback_redis_down_is_a_fixed_denial(
     assert "s3cret" not in caplog.text and "127.0.0.1" not in caplog.text
 
 
+def test_the_pool_s_connections_work_again_once_redis_has_restarted(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Connections Redis closed while it was away are replaced, not failed: under RESP3 a
+    recent client handed each one out unchecked, and a call that drew one was denied (and
+    Redis left alone for another second)."""
+
+    async def scenario() -> list[RateLimitDecision]:
+        bucket = RedisTokenBucket(redis_server.url, capacity=20)
+        asked = context()
+        await asyncio.gather(*(bucket.acquire(asked) for _ in range(5)))  # five connections
+        await asyncio.to_thread(redis_server.stop)  # the loop runs on: it sees them closed
+        await asyncio.sleep(0.1)
+        await asyncio.to_thread(redis_server.start)
+        answers = await asyncio.gather(*(bucket.acquire(asked) for _ in range(5)))
+        await bucket.aclose()
+        return answers
+
+    assert run(scenario) == [RateLimitDecision.allow()] * 5
+    assert warnings(caplog) == []
+
+
 def test_a_hung_redis_is_given_up_on_within_half_the_check_timeout(
     redis_server: RedisServer, caplog: pytest.LogCaptureFixture
 ) -> None:

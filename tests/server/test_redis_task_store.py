@@ -422,6 +422,50 @@ def test_a_live_node_keeps_its_lease_and_a_closed_one_ends_it(
     asyncio.run(other.close())
 
 
+def test_after_an_outage_lapsed_leases_wait_a_lease_before_their_tasks_are_taken(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Redis away longer than a lease: every lease has lapsed when it is back, the live
+    nodes' too.  A node takes over the tasks of a lapsed lease only once Redis has answered
+    it for a lease on end (by when every live node renewed its own), never at once."""
+    admin = raw(redis_server)
+    admin.acl_setuser("taker", enabled=True, passwords=["+pw"], keys="*", channels="*",
+                      commands=["+@all"])  # fmt: skip
+    live = RedisTaskStore(redis_server.url, node="live", lease_seconds=1.0)
+    dead = RedisTaskStore(redis_server.url, node="dead", lease_seconds=1.0)
+    taker = RedisTaskStore(
+        redis_server.url.replace("//", "//taker:pw@"), node="taker", lease_seconds=1.0
+    )
+    kept, lost = task(), task()
+
+    async def scenario() -> list[TaskRecord]:
+        await live.create(kept, LIMITS)  # its lease is renewed on this loop, every beat
+        await dead.create(lost, LIMITS)
+        await dead.close()  # its lease ends: it is gone
+        assert await taker.expire(time.time()) == []
+        admin.acl_setuser("taker", commands=["-@all"])  # Redis is away, for the taker...
+        with pytest.raises(TaskStoreUnavailable):
+            await taker.expire(time.time())
+        await asyncio.sleep(0.4)  # (its keeper's PING fails too, silently)
+        assert taker._reached is None and await taker.orphaned() == []
+        admin.delete("mcpkit:tasks:n:live")  # ...and longer than a lease, for every node
+        admin.acl_setuser("taker", commands=["+@all"])
+        assert await taker.expire(time.time()) == []
+        assert await taker.orphaned() == []  # back, but not yet for a lease
+        await asyncio.sleep(1.1)  # meanwhile the live node renewed its lease
+        assert await taker.expire(time.time()) == []
+        return await taker.orphaned()
+
+    with caplog.at_level(logging.WARNING, logger="mcpkit.server"):
+        claimed = asyncio.run(scenario())
+    assert [record.task_id for record in claimed] == [lost.task_id]
+    assert admin.hget("mcpkit:tasks:run", live._names(kept.key).id) == b"live"
+    assert caplog.messages == ["mcpkit: task store failed with NoPermissionError"]
+    for store in (live, taker):
+        asyncio.run(store.close())
+    admin.close()
+
+
 def test_a_store_closed_on_one_loop_ends_its_client_on_another(
     redis_server: RedisServer,
 ) -> None:
@@ -472,6 +516,30 @@ def test_redis_stopped_is_unavailable_at_once_and_restarted_works(
     asyncio.run(store.create(record, LIMITS))
     assert asyncio.run(store.get(record.key)) == record
     asyncio.run(store.close())
+
+
+def test_the_pool_s_connections_work_again_once_redis_has_restarted(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Connections Redis closed while it was away are replaced, not failed: under RESP3 a
+    recent client handed each one out unchecked, and every call that drew one failed (503)."""
+    store = RedisTaskStore(redis_server.url, timeout_seconds=1.0)
+    record = task()
+
+    async def scenario() -> list[TaskRecord | None]:
+        await store.create(record, LIMITS)
+        await asyncio.gather(*(store.get(record.key) for _ in range(5)))  # five connections
+        await asyncio.to_thread(redis_server.stop)  # the loop runs on: it sees them closed
+        await asyncio.sleep(0.1)
+        await asyncio.to_thread(redis_server.start)  # empty again: no persistence
+        await store.create(record, LIMITS)
+        found = await asyncio.gather(*(store.get(record.key) for _ in range(5)))
+        await store.close()
+        return found
+
+    with caplog.at_level(logging.WARNING, logger="mcpkit.server"):
+        assert asyncio.run(scenario()) == [record] * 5
+    assert caplog.messages == []
 
 
 def test_a_hung_redis_is_given_up_on_within_the_timeout(

@@ -293,8 +293,8 @@ class Forgetful(MemoryEventStore):
 
     lost = False
 
-    def replay(self, session_id: str, last_event_id: str) -> Replay | None:
-        return None if self.lost else super().replay(session_id, last_event_id)
+    async def replay(self, session_id: str, last_event_id: str) -> Replay | None:
+        return None if self.lost else await super().replay(session_id, last_event_id)
 
 
 def test_a_follower_whose_events_are_dropped_meanwhile_ends() -> None:

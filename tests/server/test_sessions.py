@@ -388,7 +388,7 @@ def test_a_call_that_completes_as_it_is_cancelled_is_not_answered() -> None:
         session_id = initialize(client)
         store = server.engine.pipeline.sessions
         assert store is not None
-        cancel_target.update(session=store.get(session_id), id=3)
+        cancel_target.update(session=asyncio.run(store.get(session_id)), id=3)
         response = call(client, "self_cancel", session_id, id=3)
         assert (response.status, response.messages) == (200, ())
 
@@ -445,6 +445,9 @@ class Clock:
         return self.now
 
 
+run = asyncio.run
+
+
 def store(clock: Clock, **limits: Any) -> MemorySessionStore:
     return MemorySessionStore(Limits(**limits), clock=clock)
 
@@ -452,13 +455,13 @@ def store(clock: Clock, **limits: Any) -> MemorySessionStore:
 def test_sessions_in_all_hold_at_the_limit_and_refuse_past_it() -> None:
     clock = Clock()
     sessions = store(clock, max_sessions=3, max_sessions_per_owner=3)
-    opened = [sessions.create(f"owner-{n}", "/mcp", NOVEMBER) for n in range(3)]
+    opened = [run(sessions.create(f"owner-{n}", "/mcp", NOVEMBER, None, None)) for n in range(3)]
     assert len(sessions) == 3
     with pytest.raises(TooManySessions):
-        sessions.create("owner-9", "/mcp", NOVEMBER)
-    sessions.end(opened[0])
-    sessions.end(opened[0])  # idempotent
-    assert sessions.create("owner-9", "/mcp", NOVEMBER).owner == "owner-9"
+        run(sessions.create("owner-9", "/mcp", NOVEMBER, None, None))
+    run(sessions.end(opened[0]))
+    run(sessions.end(opened[0]))  # idempotent
+    assert run(sessions.create("owner-9", "/mcp", NOVEMBER, None, None)).owner == "owner-9"
 
 
 def test_a_full_server_first_ends_the_sessions_that_expired() -> None:
@@ -466,54 +469,62 @@ def test_a_full_server_first_ends_the_sessions_that_expired() -> None:
     sessions = store(
         clock, max_sessions=2, max_sessions_per_owner=2, session_idle_timeout_seconds=60.0
     )
-    old = sessions.create("a", "/mcp", NOVEMBER)
-    sessions.create("b", "/mcp", NOVEMBER)
+    old = run(sessions.create("a", "/mcp", NOVEMBER, None, None))
+    run(sessions.create("b", "/mcp", NOVEMBER, None, None))
     clock.now += 30
-    sessions.touch(old)
+    run(sessions.touch(old))
     clock.now += 31  # "b" idle 61 s, "a" 31 s
-    fresh = sessions.create("c", "/mcp", NOVEMBER)
-    assert sessions.get(old.id) is old and sessions.get(fresh.id) is fresh and len(sessions) == 2
+    fresh = run(sessions.create("c", "/mcp", NOVEMBER, None, None))
+    assert (
+        run(sessions.get(old.id)) is old
+        and run(sessions.get(fresh.id)) is fresh
+        and len(sessions) == 2
+    )
 
 
 def test_sessions_per_owner_hold_at_the_limit_and_refuse_past_it() -> None:
     clock = Clock()
     sessions = store(clock, max_sessions_per_owner=2)
-    first = sessions.create("alice", "/mcp", NOVEMBER)
-    sessions.create("alice", "/mcp", NOVEMBER)
+    first = run(sessions.create("alice", "/mcp", NOVEMBER, None, None))
+    run(sessions.create("alice", "/mcp", NOVEMBER, None, None))
     with pytest.raises(SessionQuota):
-        sessions.create("alice", "/mcp", NOVEMBER)
-    assert sessions.create("bob", "/mcp", NOVEMBER).owner == "bob"  # other owners unaffected
+        run(sessions.create("alice", "/mcp", NOVEMBER, None, None))
+    assert (
+        run(sessions.create("bob", "/mcp", NOVEMBER, None, None)).owner == "bob"
+    )  # other owners unaffected
     # the owner's quietest session may be reclaimed once it has been quiet long enough
     clock.now += RECLAIM_AFTER_SECONDS - 1
     with pytest.raises(SessionQuota):
-        sessions.create("alice", "/mcp", NOVEMBER)
+        run(sessions.create("alice", "/mcp", NOVEMBER, None, None))
     clock.now += 1
-    third = sessions.create("alice", "/mcp", NOVEMBER)
-    assert sessions.get(first.id) is None and first.ended and sessions.get(third.id) is third
+    third = run(sessions.create("alice", "/mcp", NOVEMBER, None, None))
+    assert (
+        run(sessions.get(first.id)) is None and first.ended and run(sessions.get(third.id)) is third
+    )
 
 
 def test_a_session_with_a_call_in_flight_is_never_reclaimed_or_idled_out() -> None:
     clock = Clock()
     sessions = store(clock, max_sessions_per_owner=1, session_idle_timeout_seconds=60.0)
-    busy = sessions.create("alice", "/mcp", NOVEMBER)
+    busy = run(sessions.create("alice", "/mcp", NOVEMBER, None, None))
     stopped: list[int] = []
     busy.begin(1, lambda: stopped.append(1), 4)
     clock.now += 3600
     with pytest.raises(SessionQuota):
-        sessions.create("alice", "/mcp", NOVEMBER)
-    assert sessions.get(busy.id) is busy
+        run(sessions.create("alice", "/mcp", NOVEMBER, None, None))
+    assert run(sessions.get(busy.id)) is busy
     busy.end_call(1)  # its last request was an hour ago: idle now
-    assert sessions.get(busy.id) is None and stopped == []
+    assert run(sessions.get(busy.id)) is None and stopped == []
 
 
 def test_an_owner_at_its_quota_first_loses_its_expired_sessions() -> None:
     clock = Clock()
     sessions = store(clock, max_sessions_per_owner=2, session_idle_timeout_seconds=60.0)
-    stale = sessions.create("alice", "/mcp", NOVEMBER)
+    stale = run(sessions.create("alice", "/mcp", NOVEMBER, None, None))
     clock.now += 50
-    kept = sessions.create("alice", "/mcp", NOVEMBER)
+    kept = run(sessions.create("alice", "/mcp", NOVEMBER, None, None))
     clock.now += 10  # "stale" idle 60 s: expired; "kept" 10 s
-    sessions.create("alice", "/mcp", NOVEMBER)
+    run(sessions.create("alice", "/mcp", NOVEMBER, None, None))
     assert stale.ended and not kept.ended and len(sessions) == 2
 
 
@@ -522,7 +533,7 @@ def test_ending_a_session_of_another_store_only_stops_it() -> None:
     foreign = Session("x", "alice", "/mcp", NOVEMBER, 0.0)
     stopped: list[int] = []
     foreign.begin(1, lambda: stopped.append(1), 1)
-    sessions.end(foreign)
+    run(sessions.end(foreign))
     assert foreign.ended and stopped == [1] and len(sessions) == 0
 
 
@@ -530,12 +541,12 @@ def test_an_open_stream_keeps_its_session_from_idling_out() -> None:
     async def scenario() -> tuple[bool, bool]:
         clock = Clock()
         sessions = store(clock, session_idle_timeout_seconds=60.0)
-        session = sessions.create("alice", "/mcp", NOVEMBER)
+        session = await sessions.create("alice", "/mcp", NOVEMBER, None, None)
         session.open_stream(asyncio.Event())
         clock.now += 3600
-        alive = sessions.get(session.id) is session
+        alive = (await sessions.get(session.id)) is session
         session.close_stream()
-        return alive, sessions.get(session.id) is None
+        return alive, (await sessions.get(session.id)) is None
 
     assert asyncio.run(scenario()) == (True, True)
 
@@ -543,12 +554,12 @@ def test_an_open_stream_keeps_its_session_from_idling_out() -> None:
 def test_the_anonymous_owner_has_its_own_budget() -> None:
     clock = Clock()
     sessions = store(clock, max_anonymous_sessions=1, max_sessions_per_owner=5)
-    sessions.create(None, "/mcp", NOVEMBER)
+    run(sessions.create(None, "/mcp", NOVEMBER, None, None))
     with pytest.raises(SessionQuota):
-        sessions.create(None, "/mcp", NOVEMBER)
+        run(sessions.create(None, "/mcp", NOVEMBER, None, None))
     closed = store(clock, max_anonymous_sessions=0)
     with pytest.raises(SessionQuota):
-        closed.create(None, "/mcp", NOVEMBER)
+        run(closed.create(None, "/mcp", NOVEMBER, None, None))
 
 
 def test_idle_and_absolute_lifetimes() -> None:
@@ -556,23 +567,23 @@ def test_idle_and_absolute_lifetimes() -> None:
     sessions = store(
         clock, session_idle_timeout_seconds=60.0, session_absolute_timeout_seconds=100.0
     )
-    session = sessions.create("alice", "/mcp", NOVEMBER)
+    session = run(sessions.create("alice", "/mcp", NOVEMBER, None, None))
     clock.now += 59
-    assert sessions.get(session.id) is session
-    sessions.touch(session)
+    assert run(sessions.get(session.id)) is session
+    run(sessions.touch(session))
     clock.now += 40  # 99 s old, idle 40 s
-    assert sessions.get(session.id) is session
+    assert run(sessions.get(session.id)) is session
     clock.now += 1  # 100 s old
-    assert sessions.get(session.id) is None and session.ended
-    idle = sessions.create("alice", "/mcp", NOVEMBER)
+    assert run(sessions.get(session.id)) is None and session.ended
+    idle = run(sessions.create("alice", "/mcp", NOVEMBER, None, None))
     clock.now += 60
-    assert sessions.get(idle.id) is None
+    assert run(sessions.get(idle.id)) is None
 
 
 def test_a_session_stops_its_calls_when_it_ends_and_never_shows_its_id() -> None:
     clock = Clock()
     sessions = store(clock)
-    session = sessions.create("alice", "/mcp", NOVEMBER)
+    session = run(sessions.create("alice", "/mcp", NOVEMBER, None, None))
     stopped: list[str] = []
     session.begin("a", lambda: stopped.append("a"), 2)
     session.begin(2, lambda: stopped.append("2"), 2)
@@ -581,7 +592,7 @@ def test_a_session_stops_its_calls_when_it_ends_and_never_shows_its_id() -> None
     assert session.calls == 2 and session.id not in repr(session)
     session.negotiated(JUNE)  # fixed at creation
     assert session.revision is NOVEMBER
-    sessions.end(session)
+    run(sessions.end(session))
     assert sorted(stopped) == ["2", "a"] and session.calls == 0
     assert repr(Session("x", None, "/p", NOVEMBER, 0.0)) == "<Session /p 2025-11-25 calls=0>"
 
@@ -590,9 +601,16 @@ def test_a_custom_store_is_used(client: TestClient) -> None:
     class Counting(MemorySessionStore):
         created = 0
 
-        def create(self, owner: str | None, path: str, revision: Revision) -> Session:
+        async def create(
+            self,
+            owner: str | None,
+            path: str,
+            revision: Revision,
+            client_info: JsonObject | None,
+            client_capabilities: JsonObject | None,
+        ) -> Session:
             Counting.created += 1
-            return super().create(owner, path, revision)
+            return await super().create(owner, path, revision, client_info, client_capabilities)
 
     server = Server(Sessions, sessions=Counting(Limits()))
     with TestClient(server) as other:
@@ -735,7 +753,7 @@ def live(server: Server, session_id: str) -> Session:
     """The server's session of that id."""
     store = server.engine.pipeline.sessions
     assert store is not None
-    session = store.get(session_id)
+    session = asyncio.run(store.get(session_id))
     assert session is not None
     return session
 
@@ -849,7 +867,7 @@ def test_a_stream_under_a_plain_disconnect_event_and_posts_during_a_write() -> N
         body = json.dumps(handshake_request("initialize", INIT)).encode()
         await engine.handle_http(http("POST", body), opened, asyncio.Event())
         session_id = opened.headers[b"mcp-session-id"].decode()
-        session = engine.pipeline.find(
+        session = await engine.pipeline.find(
             mcpkit.protocol.HeaderFields((("mcp-session-id", session_id),))
         )
         assert isinstance(session, Session)

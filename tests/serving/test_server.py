@@ -869,7 +869,7 @@ def test_a_configured_copy_shares_the_sessions_and_their_subscriptions() -> None
         original.notify_resource_updated("test://doc")
         store = moved.engine.pipeline.sessions
         assert store is not None and moved.engine.deployment is original.engine.deployment
-        found = store.get(session_id)
+        found = asyncio.run(store.get(session_id))
         assert found is not None and len(found.take()) == 1
 
 

@@ -43,7 +43,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 
@@ -53,9 +53,12 @@ from mcpkit.model import ENDPOINT_ATTRIBUTE, Endpoint, EndpointBuilder, Endpoint
 from mcpkit.server import SqliteTaskStore, TaskStore
 from mcpkit.serving import (
     Server,
+    SharedMetrics,
     Supervisor,
+    bind_workers,
     inherited_sockets,
     registry_of,
+    shared_metrics,
     single_process_reasons,
 )
 
@@ -331,8 +334,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
+def _started(
+    server: Server, ready: str | None, shared: SharedMetrics | None
+) -> Callable[[], None] | None:
+    """What to do once serving: publish this worker's metrics, and write ``--ready-file``."""
+    if ready is None and shared is None:
+        return None
+
+    def started() -> None:
+        if shared is not None:
+            shared.start()
+        if ready is not None:
+            _ready(server, ready)
+
+    return started
+
+
 def _supervise(server: Server, arguments: argparse.Namespace) -> int:
-    """``--workers N``: bind once, then run N copies of this command on the socket."""
+    """``--workers N``: bind once, then run N copies of this command on the sockets."""
     workers = arguments.workers
     if not 1 <= workers <= 64:
         raise ConfigurationError("mcpkit serve: --workers must be 1 to 64")
@@ -343,11 +362,11 @@ def _supervise(server: Server, arguments: argparse.Namespace) -> int:
             "several workers would split: " + "; ".join(reasons)
         )
     try:
-        listeners = server.bind()
+        listeners = bind_workers(server, workers)
     except OSError as error:
         print(f"mcpkit: {error.strerror or error}", file=sys.stderr)
         return 2
-    port = listeners[0].getsockname()[1]
+    port = listeners[0][0].getsockname()[1]
     command = [sys.executable, "-m", "mcpkit", "serve", arguments.target, "--port", str(port)]
     command += ["--host", server.host]
     for name in arguments.allowed_host:
@@ -366,7 +385,7 @@ def _supervise(server: Server, arguments: argparse.Namespace) -> int:
         command.append("--health")
     if arguments.tracing:
         command.append("--tracing")
-    return Supervisor(command, listeners, workers).run()
+    return Supervisor(command, listeners, workers, metrics=server.metrics is not None).run()
 
 
 def _serve(arguments: argparse.Namespace) -> int:
@@ -397,10 +416,10 @@ def _serve(arguments: argparse.Namespace) -> int:
             return _supervise(server, arguments)
         if os.environ.pop("MCPKIT_WORKER_QUIET", None):
             logging.getLogger("mcpkit").setLevel(logging.WARNING)  # another worker announces
-        ready = arguments.ready_file
+        shared = shared_metrics(server)  # a worker of --workers, with metrics on
         try:
             server.run(
-                started=None if ready is None else lambda: _ready(server, ready),
+                started=_started(server, arguments.ready_file, shared),
                 sockets=inherited_sockets(),
             )
         except OSError as error:  # the address could not be bound: nothing was served
@@ -409,6 +428,9 @@ def _serve(arguments: argparse.Namespace) -> int:
         except SystemExit:  # uvicorn's exit when the application's start-up failed
             print("mcpkit: the server could not start (the error is above)", file=sys.stderr)
             return 2
+        finally:
+            if shared is not None:
+                shared.close()
         return 0
     finally:
         _close(opened)

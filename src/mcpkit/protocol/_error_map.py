@@ -28,6 +28,7 @@ from mcpkit.errors import (
     ResourceNotFound,
     SessionNotFound,
     SessionRequired,
+    SessionStoreUnavailable,
     Unauthorized,
     UnsupportedProtocolVersion,
 )
@@ -43,6 +44,7 @@ _KEEP_STATUS_ON_HANDSHAKE: Final = (
     RateLimited,
     SessionNotFound,
     SessionRequired,
+    SessionStoreUnavailable,  # as Overloaded: the node cannot serve it now, another may
     UnsupportedProtocolVersion,
     Unauthorized,  # OAuth's 401 and 403 are HTTP answers on every revision
     InsufficientScope,

@@ -47,6 +47,8 @@ from mcpkit.server._rate_limit import RateLimitTarget as RateLimitTarget
 from mcpkit.server._rate_limit import TokenBucket as TokenBucket
 from mcpkit.server._redis_broadcast import RedisBroadcaster as RedisBroadcaster
 from mcpkit.server._redis_rate_limit import RedisTokenBucket as RedisTokenBucket
+from mcpkit.server._redis_sessions import RedisEventStore as RedisEventStore
+from mcpkit.server._redis_sessions import RedisSessionStore as RedisSessionStore
 from mcpkit.server._redis_task_store import RedisTaskStore as RedisTaskStore
 from mcpkit.server._resource_server import ResourceServer as ResourceServer
 from mcpkit.server._sessions import MemorySessionStore as MemorySessionStore
@@ -96,6 +98,8 @@ __all__ = (
     "RateLimiter",
     "RateLimits",
     "RedisBroadcaster",
+    "RedisEventStore",
+    "RedisSessionStore",
     "RedisTaskStore",
     "RedisTokenBucket",
     "Rejected",

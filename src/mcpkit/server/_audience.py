@@ -17,6 +17,7 @@ in their normalised form (``normalize_uri``).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterable, Mapping
 from typing import TypeVar
@@ -64,10 +65,23 @@ class Audience:
     # --- 2025 sessions ----------------------------------------------------------------------
 
     def join(self, session: Session) -> None:
-        """A session opened: it hears of its endpoint's list changes."""
+        """A session opened (or, in a shared store, came to this node): it hears of its
+        endpoint's list changes, and of the resources it subscribed to elsewhere."""
         with self._lock:
             session.audience = self
             self._sessions.setdefault(session.path, set()).add(session)
+        if session.wanted:
+            self.resync(session, session.wanted)
+
+    def resync(self, session: Session, uris: Iterable[str]) -> None:
+        """Make ``session``'s subscriptions ``uris`` (what another node said they are); those
+        past this node's bounds are left out."""
+        wanted = set(uris)
+        for uri in session.subscriptions - wanted:
+            self.unsubscribe(session, uri)
+        for uri in wanted - session.subscriptions:
+            with contextlib.suppress(SessionQuota):
+                self.subscribe(session, uri)
 
     def subscribe(self, session: Session, uri: str) -> None:
         """Add ``uri`` to ``session``'s subscriptions (again: nothing changes), or

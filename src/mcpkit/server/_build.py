@@ -38,6 +38,7 @@ from mcpkit.server._operations import METHODS, Operations
 from mcpkit.server._policy import AdmissionController, CorsPolicy, Interceptor, ResultSanitizer
 from mcpkit.server._protection import RequestStateProtector
 from mcpkit.server._rate_limit import NO_RATE_LIMITS, RateLimits
+from mcpkit.server._redis_sessions import RedisSessionStore
 from mcpkit.server._resource_server import Authorization, ResourceServer
 from mcpkit.server._scope_guard import ScopeGuard
 from mcpkit.server._sessions import MemorySessionStore, SessionStore
@@ -246,7 +247,8 @@ def build_engine(registry: EndpointRegistry, settings: EngineSettings) -> Engine
                 "endpoint session_revisions or leave events unset"
             )
     elif events is None:
-        events = MemoryEventStore(limits)
+        shared = sessions.events if isinstance(sessions, RedisSessionStore) else None
+        events = MemoryEventStore(limits) if shared is None else shared
     deployment = settings.deployment
     if deployment is None:
 
@@ -383,6 +385,8 @@ def _session_store(registry: EndpointRegistry, settings: EngineSettings) -> Sess
                 "or leave sessions unset"
             )
         return None
+    if isinstance(store, RedisSessionStore):
+        store.adopt(settings.limits)
     return MemorySessionStore(settings.limits) if store is None else store
 
 

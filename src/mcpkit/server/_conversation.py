@@ -49,6 +49,10 @@ class Conversation:
         """``logging/setLevel`` succeeded: ``level`` is a wire name."""
         self.log_level = level
 
+    async def saved(self) -> None:
+        """Its log level or subscriptions changed: a conversation kept elsewhere too (a
+        session in a shared store) keeps the change there.  Here there is nothing to do."""
+
     def remember(self, client_info: JsonValue, capabilities: JsonValue) -> None:
         """What ``initialize`` said about the client; a conversation that keeps it stores it
         (the caller has bounded it).  Here it is forgotten."""
@@ -61,8 +65,14 @@ class Conversation:
         """Where the server's requests to this client wait for their answers (made on first
         use, on the loop), or ``None`` when the server cannot send it any."""
         if self._exchange is None:
-            self._exchange = Exchange(limits.max_pending_client_requests)
+            first = self.first_request_id
+            self._exchange = Exchange(limits.max_pending_client_requests, first=first)
         return self._exchange
+
+    @property
+    def first_request_id(self) -> int:
+        """The id of the server's first request to this client (then counted up)."""
+        return 1
 
     def answered(self, request_id: object, message: JsonObject) -> None:
         """The client's response ``message`` to the server's request ``request_id``; dropped

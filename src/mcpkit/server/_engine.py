@@ -42,6 +42,7 @@ from mcpkit.server._metrics import CONTENT_TYPE, HEALTH_PATHS, MeteredResponder,
 from mcpkit.server._operations import Operations
 from mcpkit.server._pipeline import Answer, Pipeline
 from mcpkit.server._policy import AdmissionController, CorsPolicy
+from mcpkit.server._redis_sessions import RedisSessionStore
 from mcpkit.server._resource_server import Authorization
 from mcpkit.server._session_routes import Asked, SessionRoutes
 from mcpkit.server._sessions import SessionStore
@@ -259,6 +260,8 @@ class Engine:
             await tasks.shutdown()
         self.operations.states = {}
         await self._lifespans.leave()  # after the handlers that use the state have stopped
+        if isinstance(self.pipeline.sessions, RedisSessionStore):
+            await self.pipeline.sessions.detach()
         if self.authorization is not None:
             await self.authorization.aclose()
 
@@ -479,25 +482,23 @@ class Engine:
         written as text rather than as JSON)."""
         metrics = self.metrics
         assert metrics is not None
+        raise _Exposition(metrics.exposition(self.gauges()))
+
+    def gauges(self) -> dict[str, int | None]:
+        """The metrics' gauges now, by name (``None``: a session store that cannot count);
+        on the event loop."""
         operations = self.operations
         executor = operations.executor
         sessions = self.pipeline.sessions
-        body = metrics.exposition(
-            {
-                "mcpkit_handler_slots_busy": executor.active,
-                "mcpkit_queued_requests": executor.queued,
-                "mcpkit_sessions": (
-                    0
-                    if sessions is None
-                    else len(sessions)
-                    if isinstance(sessions, Sized)
-                    else None
-                ),
-                "mcpkit_listen_streams": self.deployment.audience.listens,
-                "mcpkit_tasks_running": 0 if operations.tasks is None else operations.tasks.running,
-            }
-        )
-        raise _Exposition(body)
+        return {
+            "mcpkit_handler_slots_busy": executor.active,
+            "mcpkit_queued_requests": executor.queued,
+            "mcpkit_sessions": (
+                0 if sessions is None else len(sessions) if isinstance(sessions, Sized) else None
+            ),
+            "mcpkit_listen_streams": self.deployment.audience.listens,
+            "mcpkit_tasks_running": 0 if operations.tasks is None else operations.tasks.running,
+        }
 
     def _judge_host(self, value: str, port: int | None) -> int:
         """The status for a ``Host`` value not yet remembered (0 when accepted): a loopback

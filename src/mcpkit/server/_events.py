@@ -7,11 +7,12 @@ stream 0 is the session's standalone ``GET`` stream, which every later ``GET`` c
 Sequence 0 is the priming event a 2025-11-25 stream starts with (an id and no data), so a
 client that got nothing else can still resume from the beginning.
 
-The messages written are kept in an ``EventStore`` (``open``, ``append``, ``replay``,
-``forget``).  ``MemoryEventStore`` keeps them in this process, within the bounds of ``Limits``:
-events per stream, streams per session, bytes per session and in all; past any, the oldest go
-first.  A replay is exact or refused: an id that was never issued, belongs to a forgotten
-stream, or has events after it that are gone gets ``None``, never a stream with a gap.
+The messages written are kept in an ``EventStore`` (``open``, ``append``, ``close``,
+``replay``, ``forget``).  ``MemoryEventStore`` keeps them in this process, within the bounds of
+``Limits``: events per stream, streams per session, bytes per session and in all; past any, the
+oldest go first (``RedisSessionStore.events`` keeps them in Redis, for several nodes).  A
+replay is exact or refused: an id that was never issued, belongs to a forgotten stream, or has
+events after it that are gone gets ``None``, never a stream with a gap.
 """
 
 from __future__ import annotations
@@ -44,40 +45,49 @@ def parse_event_id(value: str) -> tuple[int, int] | None:
 
 
 class Replay(NamedTuple):
-    """What followed an event: its stream, and each later event kept as ``(id, message)``."""
+    """What followed an event: its stream, each later event kept as ``(id, message)``, and
+    whether the stream is still being written (a ``POST``'s whose call runs)."""
 
     stream: int
     events: list[tuple[str, bytes]]
+    running: bool = False
 
 
 class EventStore(Protocol):
     """Where the events of sessions' streams are kept for replay.  Replace
-    ``MemoryEventStore`` to keep them elsewhere; which streams are still being written is
-    known only to the node writing them."""
+    ``MemoryEventStore`` to keep them elsewhere (``RedisSessionStore.events`` for several
+    nodes)."""
 
-    def open(self, session_id: str) -> int:
-        """A new stream of the session: its number (1 or more)."""
+    async def open(self, session_id: str) -> int:
+        """A new stream of the session, running until ``close``: its number (1 or more)."""
 
-    def append(self, session_id: str, stream: int, message: bytes) -> str:
+    async def append(self, session_id: str, stream: int, message: bytes) -> str:
         """Keep ``message`` as the stream's next event; its id.  Stream 0 (the standalone
         stream) exists from its first event; an event of a stream that was forgotten is not
         kept (its id is the stream's ``-0``, which nothing can replay from)."""
 
-    def replay(self, session_id: str, last_event_id: str) -> Replay | None:
+    def close(self, session_id: str, stream: int) -> None:
+        """The stream has its last event: it is no longer running.  Called on the loop, also
+        by a request being cancelled, so it does not wait (a shared store finishes it in the
+        background)."""
+
+    async def replay(self, session_id: str, last_event_id: str) -> Replay | None:
         """The events after ``last_event_id`` on its stream, or ``None`` when they cannot all
         be given: an id never issued to this session, a forgotten stream, a gap."""
 
     def forget(self, session_id: str) -> None:
-        """The session ended: drop all of its events."""
+        """The session ended on this node: drop all of its events (a store that ends them
+        with the session record has nothing to do)."""
 
 
 class _Stream:
-    __slots__ = ("events", "next", "number")
+    __slots__ = ("events", "next", "number", "running")
 
-    def __init__(self, number: int) -> None:
+    def __init__(self, number: int, *, running: bool) -> None:
         self.number = number
         self.events: deque[tuple[int, bytes]] = deque()
         self.next = 1  # the sequence of the next event (0 is the priming event's)
+        self.running = running
 
 
 class _Kept:
@@ -107,13 +117,13 @@ class MemoryEventStore:
         """The bytes of every event kept."""
         return self._bytes
 
-    def open(self, session_id: str) -> int:
+    async def open(self, session_id: str) -> int:
         kept = self._sessions.get(session_id)
         if kept is None:
             kept = self._sessions[session_id] = _Kept()
         number = kept.next_stream
         kept.next_stream += 1
-        kept.streams[number] = _Stream(number)
+        kept.streams[number] = _Stream(number, running=True)
         self._bound_streams(session_id, kept)
         return number
 
@@ -124,13 +134,13 @@ class MemoryEventStore:
             oldest = next(number for number in kept.streams if number != 0)
             self._drop_stream(session_id, kept, oldest)
 
-    def append(self, session_id: str, stream: int, message: bytes) -> str:
+    async def append(self, session_id: str, stream: int, message: bytes) -> str:
         kept = self._sessions.get(session_id)
         if kept is None and stream == 0:
             kept = self._sessions[session_id] = _Kept()
         record = None if kept is None else kept.streams.get(stream)
         if kept is not None and record is None and stream == 0:
-            record = kept.streams[0] = _Stream(0)
+            record = kept.streams[0] = _Stream(0, running=False)
             self._bound_streams(session_id, kept)
         if kept is None or record is None:  # forgotten meanwhile: the event is not kept
             return f"{stream}-0"
@@ -155,7 +165,13 @@ class MemoryEventStore:
             self._drop_oldest(owner, victim, victim.streams[number])
         return f"{stream}-{sequence}"
 
-    def replay(self, session_id: str, last_event_id: str) -> Replay | None:
+    def close(self, session_id: str, stream: int) -> None:
+        kept = self._sessions.get(session_id)
+        record = None if kept is None else kept.streams.get(stream)
+        if record is not None:
+            record.running = False
+
+    async def replay(self, session_id: str, last_event_id: str) -> Replay | None:
         parsed = parse_event_id(last_event_id)
         if parsed is None:
             return None
@@ -172,7 +188,7 @@ class MemoryEventStore:
         if first > sequence + 1:
             return None  # events right after it are gone: a replay would have a gap
         events = [(f"{stream}-{n}", message) for n, message in record.events if n > sequence]
-        return Replay(stream, events)
+        return Replay(stream, events, record.running)
 
     def forget(self, session_id: str) -> None:
         kept = self._sessions.pop(session_id, None)
@@ -202,7 +218,7 @@ class Journal:
     its id.  A ``POST``'s stream takes its number at its first event (most answers are one
     JSON body and need none) and counts as running until ``close``."""
 
-    __slots__ = ("_events", "_priming", "_session", "stream")
+    __slots__ = ("_closed", "_events", "_priming", "_session", "stream")
 
     def __init__(
         self,
@@ -215,28 +231,29 @@ class Journal:
         self._events = events
         self._session = session
         self._priming = priming
+        self._closed = False
         self.stream = stream
         """``None`` for a ``POST``'s stream until it starts; 0 for the standalone stream."""
 
-    def start(self) -> bytes:
+    async def start(self) -> bytes:
         """The stream's first bytes: on 2025-11-25 the priming event (an id and no data, and
         ``retry:``), so that a client that gets nothing else can still resume."""
         if self.stream is None:
-            self.stream = self._events.open(self._session.id)
-            self._session.running.add(self.stream)
+            self.stream = await self._events.open(self._session.id)
         if not self._priming:
             return b""
         return b"id: %d-0\nretry: %d\ndata: \n\n" % (self.stream, RETRY_MILLISECONDS)
 
-    def event(self, message: bytes) -> bytes:
+    async def event(self, message: bytes) -> bytes:
         """``message`` as the stream's next event, kept for replay."""
         assert self.stream is not None  # start() came first
-        event_id = self._events.append(self._session.id, self.stream, message)
+        event_id = await self._events.append(self._session.id, self.stream, message)
         self._session.appended()
         return sse_event(message, event_id)
 
     def close(self) -> None:
         """The stream has its last event: a resumed stream that follows it ends."""
-        if self.stream is not None and self.stream in self._session.running:
-            self._session.running.discard(self.stream)
+        if self.stream is not None and not self._closed:
+            self._closed = True
+            self._events.close(self._session.id, self.stream)
             self._session.appended()

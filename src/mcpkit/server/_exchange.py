@@ -41,9 +41,9 @@ class Exchange:
 
     __slots__ = ("_ids", "_limit", "_waiting")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, *, first: int = 1) -> None:
         self._limit = limit
-        self._ids: Iterator[int] = itertools.count(1)
+        self._ids: Iterator[int] = itertools.count(first)
         self._waiting: dict[int, asyncio.Future[JsonObject]] = {}
 
     def __len__(self) -> int:
@@ -59,13 +59,16 @@ class Exchange:
         self._waiting.update(opened)
         return opened
 
-    def answered(self, request_id: object, message: JsonObject) -> None:
-        """The client's response ``message`` (a ``result`` or an ``error``) to ``request_id``."""
+    def answered(self, request_id: object, message: JsonObject) -> bool:
+        """The client's response ``message`` (a ``result`` or an ``error``) to ``request_id``;
+        whether it was waiting here."""
         if type(request_id) is not int:  # the server's ids are ints: nothing else is waiting
-            return
+            return False
         answer = self._waiting.pop(request_id, None)
-        if answer is not None:  # (a waiting future is never done: an answer pops its own)
-            answer.set_result(message)
+        if answer is None:
+            return False
+        answer.set_result(message)  # (a waiting future is never done: an answer pops its own)
+        return True
 
     def withdraw(self, request_id: int) -> None:
         """Stop waiting for ``request_id`` (answered, timed out, or the call ended)."""

@@ -18,14 +18,22 @@ streams, running tasks) are read when the exposition is written.  The exposition
 Prometheus text format 0.0.4.
 
 Everything here runs on the event loop, so the counts are plain ints without a lock.
+
+Under ``mcpkit serve --workers N`` each process counts its own messages, and a scrape of any
+of them must report all of them: a ``Snapshot`` is one process's counts and gauges, small
+(the label sets are fixed) and encoded as JSON for the other processes to read, and
+``Metrics.shared`` (set by the serving layer, ``None`` in one process) hands the scrape the
+other processes' snapshots to sum with its own.  The request path never touches any of it.
 """
 
 from __future__ import annotations
 
 import bisect
+import json
+import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Final
+from typing import Final, Protocol
 
 from mcpkit.errors import ConfigurationError
 from mcpkit.model import Revision
@@ -40,8 +48,11 @@ __all__ = [
     "CONTENT_TYPE",
     "HEALTH_PATHS",
     "OUTCOMES",
+    "SNAPSHOT_LIMIT",
     "MeteredResponder",
     "Metrics",
+    "MetricsShare",
+    "Snapshot",
     "method_label",
     "metrics_path",
     "outcome_index",
@@ -107,6 +118,12 @@ GAUGES: Final = {
 }
 """The gauges, by name, with their help text: read when the exposition is written."""
 
+SNAPSHOT_LIMIT: Final = 1 << 20
+"""The most bytes an encoded ``Snapshot`` may have: every (method, revision) series at once
+takes a few tens of KiB, so this bounds what a reader accepts with room to spare."""
+_TARGETS: Final = tuple(target.value for target in RateLimitTarget)
+_MAX_SERIES: Final = len(METHOD_LABELS) * len(REVISION_LABELS)
+
 
 def metrics_path(value: object) -> str | None:
     """The path ``Server(metrics=...)`` serves the exposition at: ``/metrics`` for ``True``,
@@ -155,15 +172,151 @@ class _Series:
         self.buckets = [0] * (len(BUCKETS) + 1)  # per bucket, not cumulative; the last is +Inf
         self.total = 0.0
 
+    def copy(self) -> _Series:
+        series = _Series()
+        series.outcomes = list(self.outcomes)
+        series.buckets = list(self.buckets)
+        series.total = self.total
+        return series
+
+    def add(self, other: _Series) -> None:
+        for index, count in enumerate(other.outcomes):
+            self.outcomes[index] += count
+        for index, count in enumerate(other.buckets):
+            self.buckets[index] += count
+        self.total += other.total
+
+
+class Snapshot:
+    """One process's counts and gauges, to be summed with other processes' (``--workers``):
+    ``series`` by (method, revision), ``denials`` by target value (every target), ``gauges``
+    by name (the ones the process reports)."""
+
+    __slots__ = ("denials", "gauges", "series")
+
+    def __init__(
+        self,
+        series: dict[tuple[str, str], _Series],
+        denials: dict[str, int],
+        gauges: dict[str, int],
+    ) -> None:
+        self.series = series
+        self.denials = denials
+        self.gauges = gauges
+
+    def encode(self) -> bytes:
+        """The snapshot as compact JSON, for ``decode`` in another process."""
+        document = {
+            "series": [
+                [method, revision, counts.outcomes, counts.buckets, counts.total]
+                for (method, revision), counts in sorted(self.series.items())
+            ],
+            "denials": self.denials,
+            "gauges": self.gauges,
+        }
+        return json.dumps(document, separators=(",", ":")).encode("ascii")
+
+    @classmethod
+    def decode(cls, data: bytes) -> Snapshot:
+        """The snapshot ``encode`` wrote; ``ValueError`` for anything else.  Only the fixed
+        label values, targets and gauge names are accepted, so what one process reads from
+        another can never add a series."""
+        if len(data) > SNAPSHOT_LIMIT:
+            raise ValueError("metrics snapshot: too large")
+        try:
+            document = json.loads(data, parse_constant=_no_constant)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise ValueError("metrics snapshot: not JSON") from None
+        if not isinstance(document, dict) or document.keys() != {"series", "denials", "gauges"}:
+            raise ValueError("metrics snapshot: not a snapshot")
+        items, denials, gauges = document["series"], document["denials"], document["gauges"]
+        if not isinstance(items, list) or len(items) > _MAX_SERIES:
+            raise ValueError("metrics snapshot: bad series")
+        series: dict[tuple[str, str], _Series] = {}
+        for item in items:
+            key, counts = _decoded_series(item)
+            if key in series:
+                raise ValueError("metrics snapshot: a series twice")
+            series[key] = counts
+        if not isinstance(denials, dict) or denials.keys() != set(_TARGETS):
+            raise ValueError("metrics snapshot: bad denials")
+        if not isinstance(gauges, dict) or not gauges.keys() <= GAUGES.keys():
+            raise ValueError("metrics snapshot: bad gauges")
+        return cls(
+            series,
+            {target: _count(denials[target]) for target in _TARGETS},
+            {name: _count(value) for name, value in gauges.items()},
+        )
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError("metrics snapshot: not a number")
+
+
+def _count(value: object) -> int:
+    if type(value) is not int or value < 0:
+        raise ValueError("metrics snapshot: not a count")
+    return value
+
+
+def _decoded_series(item: object) -> tuple[tuple[str, str], _Series]:
+    if not isinstance(item, list) or len(item) != 5:
+        raise ValueError("metrics snapshot: bad series")
+    method, revision, outcomes, buckets, total = item
+    if method not in METHOD_LABELS or revision not in REVISION_LABELS:
+        raise ValueError("metrics snapshot: unknown labels")
+    counts = _Series()
+    if not isinstance(outcomes, list) or len(outcomes) != len(counts.outcomes):
+        raise ValueError("metrics snapshot: bad outcomes")
+    if not isinstance(buckets, list) or len(buckets) != len(counts.buckets):
+        raise ValueError("metrics snapshot: bad buckets")
+    if type(total) not in (int, float) or not (math.isfinite(total) and total >= 0):
+        raise ValueError("metrics snapshot: bad sum")
+    counts.outcomes = [_count(value) for value in outcomes]
+    counts.buckets = [_count(value) for value in buckets]
+    counts.total = float(total)
+    return (method, revision), counts
+
+
+class MetricsShare(Protocol):
+    """Where a process's metrics meet the other processes' (``mcpkit serve --workers``)."""
+
+    def exchange(self, own: Snapshot) -> list[Snapshot]:
+        """Publish ``own`` (so that no count reported now can be lost later), and return the
+        other processes' latest snapshots."""
+        ...
+
+
+def _merged(snapshots: Sequence[Snapshot]) -> Snapshot:
+    """The sum of ``snapshots``: counts by series and target, gauges by name."""
+    series: dict[tuple[str, str], _Series] = {}
+    denials = dict.fromkeys(_TARGETS, 0)
+    gauges: dict[str, int] = {}
+    for snapshot in snapshots:
+        for key, counts in snapshot.series.items():
+            found = series.get(key)
+            if found is None:
+                series[key] = counts.copy()
+            else:
+                found.add(counts)
+        for target, count in snapshot.denials.items():
+            denials[target] += count
+        for name, value in snapshot.gauges.items():
+            gauges[name] = gauges.get(name, 0) + value
+    return Snapshot(series, denials, gauges)
+
 
 class Metrics:
     """One server's counters and histograms (see the module docstring)."""
 
-    __slots__ = ("_denials", "_series")
+    __slots__ = ("_denials", "_series", "shared")
 
     def __init__(self) -> None:
         self._series: dict[tuple[str, str], _Series] = {}
         self._denials = dict.fromkeys(RateLimitTarget, 0)
+        self.shared: MetricsShare | None = None
+        """The other processes of ``mcpkit serve --workers``, whose counts the exposition
+        adds to this one's; ``None`` for a server of its own."""
 
     def observe(
         self, responder: MeteredResponder, revision: Revision | None, seconds: float
@@ -183,11 +336,30 @@ class Metrics:
         """Count one rate-limit denial."""
         self._denials[target] += 1
 
+    def snapshot(self, gauges: Mapping[str, int | None]) -> Snapshot:
+        """The counts now, with ``gauges`` (``None`` values left out).  It shares this
+        object's series: encode it or sum it before the next count."""
+        return Snapshot(
+            self._series,
+            {target.value: count for target, count in self._denials.items()},
+            {name: value for name, value in gauges.items() if value is not None},
+        )
+
+    def restore(self, snapshot: Snapshot) -> None:
+        """Count on from ``snapshot``: a worker that replaces one that died takes over its
+        counts, so that the totals of all workers never go backwards."""
+        self._series = {key: counts.copy() for key, counts in snapshot.series.items()}
+        self._denials = {target: snapshot.denials[target.value] for target in RateLimitTarget}
+
     def exposition(self, gauges: Mapping[str, int | None]) -> bytes:
         """The text exposition (format 0.0.4) of everything counted, with ``gauges`` (a name
-        of ``GAUGES`` to its value; ``None`` leaves the gauge out)."""
+        of ``GAUGES`` to its value; ``None`` leaves the gauge out): this process's alone, or
+        summed with the other processes' snapshots when it has a ``shared``."""
+        total = self.snapshot(gauges)
+        if self.shared is not None:
+            total = _merged([total, *self.shared.exchange(total)])
         lines: list[str] = []
-        series = sorted(self._series.items())
+        series = sorted(total.series.items())
         _family(
             lines, _REQUESTS, "counter", "MCP messages answered, by method, revision and outcome."
         )
@@ -213,10 +385,10 @@ class Metrics:
             lines.append(f"{_DURATION}_sum{_labels(*base)} {counts.total!r}")
             lines.append(f"{_DURATION}_count{_labels(*base)} {running}")
         _family(lines, _DENIALS, "counter", "Messages denied by a rate limiter, by target.")
-        for target, count in self._denials.items():
-            lines.append(f"{_DENIALS}{_labels(('target', target.value))} {count}")
+        for target, count in total.denials.items():
+            lines.append(f"{_DENIALS}{_labels(('target', target))} {count}")
         for name, help_text in GAUGES.items():
-            value = gauges.get(name)
+            value = total.gauges.get(name)
             if value is not None:
                 _family(lines, name, "gauge", help_text)
                 lines.append(f"{name} {value}")

@@ -411,6 +411,7 @@ class Operations:
 
     async def _set_level(self, call: Call) -> bytes:
         call.conversation.set_log_level(call.args)
+        await call.conversation.saved()
         return await self._empty(call)
 
     async def _discover(self, call: Call) -> bytes:
@@ -459,12 +460,14 @@ class Operations:
         if call.runtime.endpoint.find_resource(uri, call.revision, limits=self.limits) is None:
             raise ResourceNotFound(uri)
         self.audience.subscribe(session, uri)
+        await session.saved()
         return await self._empty(call)
 
     async def _unsubscribe(self, call: Call) -> bytes:
         session = call.conversation
         assert isinstance(session, Session) and self.audience is not None  # Method.session
         self.audience.unsubscribe(session, call.args)
+        await session.saved()
         return await self._empty(call)
 
     # --- operations -------------------------------------------------------------------------

@@ -275,7 +275,7 @@ class Pipeline:
                 return revision
             sessions = runtime.sessions
             if sessions and headers is not None:
-                conversation = self.find(headers)  # its revision is the default one
+                conversation = await self.find(headers)  # its revision is the default one
             selection = self.select(runtime, envelope, headers, conversation)
             revision = selection.revision
             method = envelope.method or ""
@@ -316,7 +316,7 @@ class Pipeline:
                     return revision
             opening = False
             if sessions and headers is not None:
-                conversation = self._bind(conversation, selection, runtime, admitted)
+                conversation = await self._bind(conversation, selection, runtime, admitted)
                 opening = revision in sessions and method == "initialize"
             if kind is MessageKind.NOTIFICATION:
                 notified(envelope, conversation)
@@ -375,7 +375,7 @@ class Pipeline:
                 await channel.abandon()  # cancelled as it completed: the answer is not sent
                 return revision
             if opening:  # the session opens once initialize has succeeded
-                opened = self._open(runtime, selection, admitted)
+                opened = await self._open(runtime, selection, admitted)
                 channel.header(_SESSION_ID, opened.id.encode("ascii"))
             await channel.finish(200, message)
         except Refused as refused:
@@ -436,14 +436,20 @@ class Pipeline:
 
     # --- 2025 sessions (HTTP) ------------------------------------------------------------
 
-    def find(self, headers: HeaderFields) -> Conversation:
+    async def find(self, headers: HeaderFields) -> Conversation:
         """The session the request names: ``STATELESS`` when it names none, ``_UNKNOWN`` when
         no live session has its id.  Nothing is decided on it before admission."""
         session_id = headers.get(_SESSION_ID_HEADER)
         if session_id is None:
             return STATELESS
         assert self.sessions is not None  # built with the endpoints that keep sessions
-        return self.sessions.get(session_id) or _UNKNOWN
+        session = await self.sessions.get(session_id)
+        if session is None:
+            return _UNKNOWN
+        if session.audience is None:  # opened on another node (a shared store)
+            session.events = self.events
+            self.audience.join(session)
+        return session
 
     async def _answering(
         self,
@@ -456,7 +462,7 @@ class Pipeline:
         """The session a POSTed response belongs to, after admission as a message without a
         method (``None`` when admission refused it, answered here); an unknown session is 404,
         as for a request."""
-        conversation = self.find(headers)
+        conversation = await self.find(headers)
         revision = conversation.revision
         if type(conversation) is not Session or revision is None:
             raise SessionNotFound()
@@ -464,9 +470,9 @@ class Pipeline:
         if isinstance(decision, Rejected):
             await _refuse(channel, decision, envelope)
             return None
-        return self.bound(conversation, runtime, revision, decision)
+        return await self.bound(conversation, runtime, revision, decision)
 
-    def _bind(
+    async def _bind(
         self,
         conversation: Conversation,
         selection: Selection,
@@ -478,9 +484,9 @@ class Pipeline:
         revision = selection.revision
         if revision not in runtime.sessions or selection.envelope.method == "initialize":
             return STATELESS
-        return self.bound(conversation, runtime, revision, admitted)
+        return await self.bound(conversation, runtime, revision, admitted)
 
-    def bound(
+    async def bound(
         self,
         conversation: Conversation,
         runtime: Runtime,
@@ -500,10 +506,10 @@ class Pipeline:
         ):
             raise SessionNotFound()
         assert self.sessions is not None
-        self.sessions.touch(conversation)
+        await self.sessions.touch(conversation)
         return conversation
 
-    def _open(self, runtime: Runtime, selection: Selection, admitted: Admitted) -> Session:
+    async def _open(self, runtime: Runtime, selection: Selection, admitted: Admitted) -> Session:
         """``initialize`` on a session revision: a new session for the admitted owner, with the
         client's metadata (at most ``max_session_metadata_bytes`` of it, encoded)."""
         params = selection.envelope.params or _NO_PARAMS
@@ -513,10 +519,13 @@ class Pipeline:
         if len(encode(remembered, limits=self.limits)) > self.limits.max_session_metadata_bytes:
             raise InvalidParams()
         assert self.sessions is not None
-        session = self.sessions.create(
-            admitted.authorization, runtime.endpoint.path, selection.revision
+        session = await self.sessions.create(
+            admitted.authorization,
+            runtime.endpoint.path,
+            selection.revision,
+            info if isinstance(info, JsonObject) else None,
+            capabilities if isinstance(capabilities, JsonObject) else None,
         )
-        session.remember(info, capabilities)
         session.events = self.events
         self.audience.join(session)
         return session
@@ -629,10 +638,10 @@ class Pipeline:
             return None
         return decision.seconds
 
-    def end(self, session: Session) -> None:
+    async def end(self, session: Session) -> None:
         """End ``session`` (``DELETE``)."""
         assert self.sessions is not None
-        self.sessions.end(session)
+        await self.sessions.end(session)
 
     async def admit(
         self,

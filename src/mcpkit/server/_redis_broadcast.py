@@ -11,10 +11,12 @@ so it never waits on the network (it is called on the event loop and in handler 
 A full queue drops the change and counts it (``dropped``).  Changes are sent only while
 this node's own subscription is live, so the node hears its own changes too; until then they
 wait in the queue.  When Redis is unreachable both threads retry with capped exponential
-backoff; the subscriber subscribes again once it is back.  Pub/sub keeps nothing for an
-absent subscriber: changes published while another node's subscription is down never reach
-that node (a change is a hint, and listeners look afresh).  A publish that failed mid-way is
-sent again, so in that rare case a change may arrive twice.
+backoff; the subscriber subscribes again once it is back.  A subscription whose health check
+(a ``PING`` after 10 s without a message) is not answered within the socket timeout (5 s) is
+given up as lost too: Redis hung, or the connection died without a word.  Pub/sub keeps
+nothing for an absent subscriber: changes published while another node's subscription is
+down never reach that node (a change is a hint, and listeners look afresh).  A publish that
+failed mid-way is sent again, so in that rare case a change may arrive twice.
 
 The wire form is a small JSON object of plain strings, versioned:
 ``{"v": 1, "kind": "notifications/resources/updated", "uri": "..."}`` (``path``, ``uri`` and
@@ -292,6 +294,7 @@ class RedisBroadcaster:
                 while not self._stopping.is_set():
                     message = pubsub.get_message(timeout=_POLL)
                     if message is None:
+                        _check_answering(pubsub)
                         continue
                     if message["type"] == "message":
                         self._deliver(message["data"])
@@ -330,6 +333,15 @@ class RedisBroadcaster:
                 receiver(change)
             except Exception:
                 log.exception("RedisBroadcaster: a receiver failed")
+
+
+def _check_answering(pubsub: Any) -> None:
+    """Raise ``TimeoutError`` once the subscription's health check (a ``PING``, sent when
+    nothing was read for ``_HEALTH_CHECK``) has gone unanswered for ``_SOCKET_TIMEOUT``: a hung
+    Redis, or a connection that died without a word, would otherwise leave the subscription
+    waiting, ``connected``, for as long as the kernel keeps the connection."""
+    if time.monotonic() > pubsub.connection.next_health_check + _SOCKET_TIMEOUT:
+        raise TimeoutError("Redis does not answer the subscription's health check")
 
 
 def _client(url: str) -> redis.Redis:

@@ -23,7 +23,6 @@ import threading
 import time
 import weakref
 from typing import Any, Final
-from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from mcpkit.errors import ConfigurationError
 from mcpkit.limits import DEFAULT_LIMITS, Limits
@@ -33,6 +32,7 @@ from mcpkit.server._rate_limit import (
     RateLimiter,
     check_bucket,
 )
+from mcpkit.server._redis_client import RESP, check_url
 
 __all__ = ["RedisTokenBucket"]
 
@@ -44,7 +44,6 @@ _EXACT: Final = 2**53
 _RETRY_SECONDS: Final = 1.0
 """After a failure Redis is not tried again for this long: the fallback (or the fixed denial)
 answers at once instead of every call waiting on a server that is down."""
-_SCHEMES: Final = ("redis", "rediss", "unix")
 _ALLOW: Final = RateLimitDecision.allow()
 _FAILED: Final = RateLimitDecision.deny(1)
 
@@ -164,7 +163,7 @@ class RedisTokenBucket:
             )
         if client is not None and not callable(getattr(client, "evalsha", None)):
             raise ConfigurationError("RedisTokenBucket: client must be a redis.asyncio client")
-        self._shown = _check_url(url)
+        self._shown = check_url(url, "RedisTokenBucket")
         if client is None and importlib.util.find_spec("redis") is None:
             raise ConfigurationError(
                 "RedisTokenBucket needs the redis client: pip install 'mcpkit[redis]'"
@@ -278,6 +277,7 @@ class RedisTokenBucket:
                     socket_timeout=self._budget,
                     socket_connect_timeout=self._budget,
                     retry=Retry(NoBackoff(), 0),  # the fallback answers instead of a retry
+                    protocol=RESP,
                 )
         return client
 
@@ -292,33 +292,3 @@ class RedisTokenBucket:
             )
             log.warning("mcpkit: RedisTokenBucket cannot use Redis (%s); %s",
                         type(error).__name__, then)  # fmt: skip
-
-
-def _check_url(url: object) -> str:
-    """``url`` with any password masked, once it is checked to be a Redis URL."""
-    if not isinstance(url, str):
-        raise ConfigurationError("RedisTokenBucket: url must be a str")
-    try:
-        parts = urlsplit(url)
-        if parts.scheme not in _SCHEMES:
-            raise ValueError
-        if parts.scheme == "unix":
-            if not parts.path:
-                raise ValueError
-        else:
-            parts.port  # noqa: B018  # a bad port raises ValueError
-            database = parts.path.replace("/", "")
-            if database and not database.isdigit():
-                raise ValueError
-    except ValueError:
-        raise ConfigurationError(
-            "RedisTokenBucket: url must be a redis://host:port/db, rediss:// or unix:///path URL"
-        ) from None
-    user, at, place = parts.netloc.rpartition("@")
-    if ":" in user:
-        user = user.partition(":")[0] + ":***"
-    query = urlencode(
-        [(name, "***" if name == "password" else value) for name, value in parse_qsl(parts.query)]
-    )
-    shown = f"{parts.scheme}://{user}{at}{place}{parts.path}"
-    return f"{shown}?{query}" if query else shown

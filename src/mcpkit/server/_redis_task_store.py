@@ -43,10 +43,10 @@ import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from mcpkit.errors import ConfigurationError, TaskQuota, TaskStoreUnavailable
 from mcpkit.limits import Limits
+from mcpkit.server._redis_client import RESP, check_url
 from mcpkit.server._task_store import (
     Change,
     TaskKey,
@@ -65,7 +65,6 @@ log = logging.getLogger("mcpkit.server")
 
 T = TypeVar("T")
 
-_SCHEMES: Final = ("redis", "rediss", "unix")
 _SWEEP_BATCH: Final = 1_000
 """At most this many expired tasks are removed by one script (``expire`` runs it until none
 is left; ``create`` runs it once, and counts only tasks whose TTL has not ended anyway)."""
@@ -309,6 +308,9 @@ class RedisTaskStore:
     at once, as ``SqliteTaskStore``'s are; never give two live processes the same name.  A
     server asks ``interrupted`` once, when it starts: the tasks of a node that died are taken
     by the next node to start after its lease lapsed, not by the nodes already running.
+    ``orphaned`` (a running node's sweep) takes the tasks of a lapsed lease only once Redis
+    has answered this node for a whole lease on end: an outage longer than a lease lapses
+    every lease, the live nodes' too, and they renew theirs within a third of one.
 
     A Redis that cannot be reached, fails or takes longer than ``timeout_seconds`` for a call
     makes the call raise ``TaskStoreUnavailable`` (503 to the client); the failure is logged
@@ -330,7 +332,7 @@ class RedisTaskStore:
         timeout_seconds: float = 2.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self._shown = _check_url(url)
+        self._shown = check_url(url, "RedisTaskStore")
         if not isinstance(prefix, str) or len(prefix) > 256:
             raise ConfigurationError("RedisTaskStore: prefix must be a str of at most 256")
         if node is not None and (
@@ -372,6 +374,9 @@ class RedisTaskStore:
         self._lock = threading.Lock()
         self._errors: tuple[type[BaseException], ...] = (OSError,)
         self._leased = False
+        self._reached: float | None = None
+        """Since when (``time.monotonic``) Redis has answered this store: ``None`` until it
+        first does, and again after each failure (``orphaned`` waits a lease past it)."""
         self._closed = False
 
     def __repr__(self) -> str:
@@ -420,20 +425,27 @@ class RedisTaskStore:
             socket_timeout=self._timeout,
             socket_connect_timeout=self._timeout,
             retry=Retry(NoBackoff(), 0),  # a failure is reported at once, never retried
+            protocol=RESP,
         )
 
     async def _keep(self, loop: asyncio.AbstractEventLoop, link: _Link) -> None:
-        """Renew this node's lease, once it holds one, until the loop or the store ends; then
-        close the loop's client."""
+        """Renew this node's lease, once it holds one (else only ``PING``, to notice an outage),
+        until the loop or the store ends; then close the loop's client."""
         try:
             while not self._closed:
                 await asyncio.sleep(self._beat)
-                if self._leased:
-                    try:
+                try:
+                    if self._leased:
                         await link.client.set(self._lease, b"1", px=self._lease_ms)
-                    except self._errors as error:  # the next beat tries again
+                    else:
+                        await link.client.ping()
+                except self._errors as error:  # the next beat tries again
+                    self._reached = None
+                    if self._leased:
                         log.warning("mcpkit: task store lease not renewed (%s)",
                                     type(error).__name__)  # fmt: skip
+                else:
+                    self._answered()
         finally:
             with self._lock:
                 if self._links.get(loop) is link:
@@ -446,10 +458,17 @@ class RedisTaskStore:
         link = self._link()
         try:
             async with asyncio.timeout(self._timeout):
-                return await operation(link)
+                outcome = await operation(link)
         except self._errors as error:
+            self._reached = None
             log.error("mcpkit: task store failed with %s", type(error).__name__)
             raise TaskStoreUnavailable() from None
+        self._answered()
+        return outcome
+
+    def _answered(self) -> None:
+        if self._reached is None:
+            self._reached = time.monotonic()
 
     # --- the protocol -------------------------------------------------------------------
 
@@ -615,7 +634,14 @@ class RedisTaskStore:
 
     async def orphaned(self) -> list[TaskRecord]:
         """While serving: the unfinished managed tasks of nodes whose lease lapsed (they
-        died), claimed for this node; never this node's own, which it is running."""
+        died), claimed for this node; never this node's own, which it is running.
+
+        None until Redis has answered this store for ``lease_seconds`` on end: after an
+        outage longer than a lease every lease has lapsed, and the nodes that are alive need
+        a beat to renew theirs before a lapsed one means a dead node."""
+        reached = self._reached
+        if reached is None or time.monotonic() - reached < self._lease_ms / 1000:
+            return []
         return await self._claim(own=False)
 
     async def _claim(self, *, own: bool) -> list[TaskRecord]:
@@ -657,34 +683,3 @@ class RedisTaskStore:
     async def aclose(self) -> None:
         """``close``."""
         await self.close()
-
-
-def _check_url(url: object) -> str:
-    """``url`` as ``repr`` shows it (any password replaced by ``***``), once it is checked to
-    be a Redis URL that ``redis.asyncio.Redis.from_url`` takes."""
-    if not isinstance(url, str):
-        raise ConfigurationError("RedisTaskStore: url must be a str")
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018  # a port that is not a number raises ValueError
-    except ValueError:
-        parts = None
-    if parts is None or parts.scheme not in _SCHEMES:
-        valid = False
-    elif parts.scheme == "unix":
-        valid = bool(parts.path)
-    else:
-        database = parts.path.strip("/")
-        valid = not database or database.isdigit()
-    if parts is None or not valid:
-        raise ConfigurationError(
-            "RedisTaskStore: url must be a redis://host:port/db, rediss:// or unix:///path URL"
-        )
-    userinfo, at, place = parts.netloc.rpartition("@")
-    user, colon, _ = userinfo.partition(":")
-    hidden = [
-        (name, "***" if name == "password" else value) for name, value in parse_qsl(parts.query)
-    ]
-    netloc = f"{user}:***{at}{place}" if colon else parts.netloc
-    query = urlencode(hidden)
-    return f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")

@@ -68,7 +68,7 @@ class SessionRoutes:
         """End the admitted client's session: 204."""
         session = await self._session(asked)
         if session is not None:
-            self._pipeline.end(session)
+            await self._pipeline.end(session)
             await respond(asked.exchange, 204, None, asked.extra)
 
     async def stream(self, asked: Asked, disconnected: asyncio.Event) -> None:
@@ -91,7 +91,7 @@ class SessionRoutes:
         last = asked.fields.get("last-event-id")
         replay = None
         if last is not None:
-            replay = self._events.replay(session.id, last)
+            replay = await self._events.replay(session.id, last)
             if replay is None:
                 await respond(exchange, 400, error_message(None, ReplayUnavailable()), extra)
                 return
@@ -131,7 +131,7 @@ class SessionRoutes:
         journal = Journal(self._events, session, priming=priming, stream=_STANDALONE)
         try:
             await exchange.start(200, [*SSE_HEADERS, *extra])
-            opening = journal.start()
+            opening = await journal.start()
             if opening:
                 await exchange.write(opening, more=True)
             for event_id, message in () if replay is None else replay.events:
@@ -154,7 +154,7 @@ class SessionRoutes:
         while True:
             wake.clear()
             for message in session.take():
-                await exchange.write(journal.event(message), more=True)
+                await exchange.write(await journal.event(message), more=True)
             if session.ended or disconnected.is_set() or self._pipeline.stopping:
                 break
             if session.pending:
@@ -189,16 +189,15 @@ class SessionRoutes:
             await exchange.start(200, [*SSE_HEADERS, *asked.extra])
             while True:
                 watcher.clear()
-                # Read before the replay: a stream that had ended then has all of its events
-                # in this replay, its last one included.
-                running = stream in session.running
-                replay = events.replay(session.id, last)
+                # The store tells whether the stream still runs with the same read as its
+                # events: one that had ended then has all of them here, its last included.
+                replay = await events.replay(session.id, last)
                 if replay is None:
                     break  # dropped meanwhile: the client's next resume is refused whole
                 for event_id, message in replay.events:
                     await exchange.write(sse_event(message, event_id), more=True)
                     last = event_id
-                if not running or session.ended or disconnected.is_set():
+                if not replay.running or session.ended or disconnected.is_set():
                     break
                 if self._pipeline.stopping:
                     break
@@ -218,7 +217,7 @@ class SessionRoutes:
         pipeline = self._pipeline
         revision: Revision | None = None
         try:
-            conversation = pipeline.find(fields)
+            conversation = await pipeline.find(fields)
             version = fields.get(PROTOCOL_VERSION_HEADER)
             served = runtime.sessions
             if version is not None:
@@ -229,7 +228,7 @@ class SessionRoutes:
             if isinstance(decision, Rejected):
                 await respond(exchange, decision.status, None, [*extra, *wire_headers(decision)])
                 return None
-            return pipeline.bound(conversation, runtime, revision, decision)
+            return await pipeline.bound(conversation, runtime, revision, decision)
         except ProtocolError as error:
             status, written = wire_error(error, revision)
             await respond(exchange, status, error_message(None, written), extra)

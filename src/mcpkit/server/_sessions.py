@@ -7,8 +7,12 @@ presented by anyone else is "not found", exactly as an id never issued.
 
 Sessions live in a ``SessionStore``.  ``MemorySessionStore`` keeps them in this process, with
 the quotas of ``Limits``: sessions in all, per owner (the anonymous owner has its own budget),
-idle and absolute lifetimes.  The calls in flight of a session (which
-``notifications/cancelled`` can stop) are always node-local, whatever the store.
+idle and absolute lifetimes.  A ``Session`` object is always one node's: its calls in flight
+(which ``notifications/cancelled`` can stop), its open streams and the server's requests
+waiting for the client's answers.  A store shared by several nodes (``RedisSessionStore``)
+gives each node its own ``Session`` for the same record and a ``SessionLink`` through which
+what one node cannot do itself reaches the node that can: a cancel or an answer for a call that
+runs elsewhere.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Final, Protocol
 
 from mcpkit.errors import SessionQuota, TooManySessions
-from mcpkit.json import JsonObject, JsonValue
+from mcpkit.json import JsonObject
 from mcpkit.limits import Limits
 from mcpkit.model import Revision
 from mcpkit.server._conversation import Conversation
@@ -31,7 +35,7 @@ if TYPE_CHECKING:
     from mcpkit.server._audience import Audience
     from mcpkit.server._events import EventStore
 
-__all__ = ["MemorySessionStore", "Session", "SessionStore"]
+__all__ = ["MemorySessionStore", "Session", "SessionLink", "SessionStore"]
 
 _ID_BYTES: Final = 32
 """256 random bits per session id (``secrets``), written as 43 URL-safe characters."""
@@ -41,15 +45,20 @@ request, no call in flight) this long: a client that reconnects without ``DELETE
 locked out until its old sessions expire.  Other owners' sessions are never touched."""
 
 
+def new_session_id() -> str:
+    """A fresh session id: ``_ID_BYTES`` random bytes, URL-safe."""
+    return secrets.token_urlsafe(_ID_BYTES)
+
+
 class Session(Conversation):
     """One client's session: its id, owner and endpoint, the revision and client metadata of
     its ``initialize``, the log level it chose, and its calls in flight."""
 
     __slots__ = (
         "_calls", "_lock", "_loop", "_outbox", "_wake", "_watchers", "audience",
-        "client_capabilities", "client_info", "created", "ended", "events", "id", "owner",
-        "path", "primed", "running", "streams_open", "subscription_bytes", "subscriptions",
-        "touched",
+        "client_capabilities", "client_info", "created", "ended", "events", "id", "link",
+        "owner", "path", "primed", "streams_open", "subscription_bytes", "subscriptions",
+        "touched", "wanted",
     )  # fmt: skip
 
     def __init__(
@@ -67,14 +76,17 @@ class Session(Conversation):
         self._calls: dict[str | int, Callable[[], None]] = {}
         self.subscriptions: set[str] = set()
         """The resource URIs subscribed to (kept by the ``Audience``)."""
+        self.wanted: tuple[str, ...] | None = None
+        """The subscriptions a shared store read for it (made on another node): the
+        ``Audience`` takes them when the session joins it."""
         self.subscription_bytes = 0
         self.audience: Audience | None = None
         """Set when the session joins its endpoint's audience: told when the session ends."""
         self.events: EventStore | None = None
         """Where its streams' events are kept for replay (set when it opens): told when the
         session ends."""
-        self.running: set[int] = set()
-        """Its streams still being written (a call runs): a resumed one follows them."""
+        self.link: SessionLink | None = None
+        """How this node reaches the others that serve the session (a shared store's)."""
         self.primed = False
         """Whether its standalone ``GET`` stream has opened (only the first is primed)."""
         self.streams_open = 0
@@ -92,11 +104,6 @@ class Session(Conversation):
 
     def negotiated(self, revision: Revision) -> None:
         """The session was opened on its revision: nothing changes."""
-
-    def remember(self, client_info: JsonValue, capabilities: JsonValue) -> None:
-        """What ``initialize`` said about the client (checked and bounded by the caller)."""
-        self.client_info = client_info if isinstance(client_info, JsonObject) else None
-        self.client_capabilities = capabilities if isinstance(capabilities, JsonObject) else None
 
     @property
     def calls(self) -> int:
@@ -116,9 +123,42 @@ class Session(Conversation):
     def cancel(self, request_id: object) -> None:
         if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
             return
+        if not self.stop_call(request_id) and self.link is not None:
+            self.link.cancel(self, request_id)  # the call may run on another node
+
+    def stop_call(self, request_id: object) -> bool:
+        """Stop the call ``request_id`` if it runs on this node; whether it did."""
+        if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
+            return False
         stop = self._calls.pop(request_id, None)
-        if stop is not None:
-            stop()
+        if stop is None:
+            return False
+        stop()
+        return True
+
+    @property
+    def first_request_id(self) -> int:
+        # Its own range on each node of a shared store: an answer names the node that asked.
+        return 1 if self.link is None else self.link.first_request_id
+
+    async def saved(self) -> None:
+        if self.link is not None:
+            await self.link.save(self)
+
+    def answered(self, request_id: object, message: JsonObject) -> None:
+        if not self.answer_here(request_id, message) and self.link is not None:
+            self.link.answer(self, request_id, message)  # it may wait on another node
+
+    def answer_here(self, request_id: object, message: JsonObject) -> bool:
+        """The client's answer to a request this node may be waiting for; whether it was."""
+        exchange = self._exchange
+        return exchange is not None and exchange.answered(request_id, message)
+
+    def resubscribe(self, uris: tuple[str, ...]) -> None:
+        """Another node changed the session's subscriptions to ``uris``."""
+        self.wanted = uris
+        if self.audience is not None:
+            self.audience.resync(self, uris)
 
     def stop_all(self) -> None:
         """The session ended: stop every call still in flight, drop its subscriptions and end
@@ -193,21 +233,49 @@ class Session(Conversation):
                 loop.call_soon_threadsafe(wake.set)
 
 
-class SessionStore(Protocol):
-    """Where sessions live: create, find, keep alive, end.  Replace ``MemorySessionStore`` to
-    keep the session records elsewhere; the calls in flight stay with the node serving them."""
+class SessionLink(Protocol):
+    """A shared store's way to the other nodes serving one session.  ``cancel`` and ``answer``
+    return at once (what is lost on the way is what a lost message would lose)."""
 
-    def create(self, owner: str | None, path: str, revision: Revision) -> Session:
+    @property
+    def first_request_id(self) -> int:
+        """Where this node's ids for the server's requests to clients start: no other node's
+        ids for the same session come from the same range."""
+
+    def cancel(self, session: Session, request_id: str | int) -> None:
+        """``notifications/cancelled`` named a call this node does not run."""
+
+    def answer(self, session: Session, request_id: object, message: JsonObject) -> None:
+        """The client answered a request this node does not wait for."""
+
+    async def save(self, session: Session) -> None:
+        """The session's log level or resource subscriptions changed on this node: keep them
+        where every node serving it finds them (and tell those that hold it)."""
+
+
+class SessionStore(Protocol):
+    """Where sessions live: create, find, keep alive, end.  Replace ``MemorySessionStore``
+    to keep the session records elsewhere; the calls in flight stay with the node serving
+    them."""
+
+    async def create(
+        self,
+        owner: str | None,
+        path: str,
+        revision: Revision,
+        client_info: JsonObject | None,
+        client_capabilities: JsonObject | None,
+    ) -> Session:
         """A new session, or ``TooManySessions`` / ``SessionQuota`` when a quota is full."""
 
-    def get(self, session_id: str) -> Session | None:
+    async def get(self, session_id: str) -> Session | None:
         """The live session with this id, or ``None`` (never issued, ended or expired)."""
 
-    def touch(self, session: Session) -> None:
+    async def touch(self, session: Session) -> None:
         """The client used the session: its idle time starts again."""
 
-    def end(self, session: Session) -> None:
-        """End the session (``DELETE``, expiry, a failed ``initialize``); idempotent."""
+    async def end(self, session: Session) -> None:
+        """End the session (``DELETE``); idempotent."""
 
 
 class MemorySessionStore:
@@ -222,7 +290,14 @@ class MemorySessionStore:
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def create(self, owner: str | None, path: str, revision: Revision) -> Session:
+    async def create(
+        self,
+        owner: str | None,
+        path: str,
+        revision: Revision,
+        client_info: JsonObject | None,
+        client_capabilities: JsonObject | None,
+    ) -> Session:
         limits = self._limits
         now = self._clock()
         if len(self._sessions) >= limits.max_sessions:
@@ -235,22 +310,27 @@ class MemorySessionStore:
             raise SessionQuota()
         if len(self._sessions) >= limits.max_sessions:
             raise TooManySessions()
-        session = Session(secrets.token_urlsafe(_ID_BYTES), owner, path, revision, now)
+        session = Session(new_session_id(), owner, path, revision, now)
+        session.client_info, session.client_capabilities = client_info, client_capabilities
         self._sessions[session.id] = session
         self._owned.setdefault(owner, {})[session.id] = session
         return session
 
-    def get(self, session_id: str) -> Session | None:
+    async def get(self, session_id: str) -> Session | None:
         session = self._sessions.get(session_id)
         if session is not None and self._expired(session, self._clock()):
-            self.end(session)
+            self.ended(session)
             return None
         return session
 
-    def touch(self, session: Session) -> None:
+    async def touch(self, session: Session) -> None:
         session.touched = self._clock()
 
-    def end(self, session: Session) -> None:
+    async def end(self, session: Session) -> None:
+        self.ended(session)
+
+    def ended(self, session: Session) -> None:
+        """End ``session`` now (``end`` without a coroutine, for the sweeps)."""
         if session.ended:
             return
         session.ended = True
@@ -274,17 +354,17 @@ class MemorySessionStore:
     def _sweep(self, now: float) -> None:
         """End every expired session (only when the server is full: O(sessions))."""
         for session in [s for s in self._sessions.values() if self._expired(s, now)]:
-            self.end(session)
+            self.ended(session)
 
     def _reclaim(self, owned: dict[str, Session], now: float, quota: int) -> None:
         """Make room in one owner's quota: its expired sessions end, then its quietest one if
         that has been quiet ``RECLAIM_AFTER_SECONDS``."""
         for session in [s for s in owned.values() if self._expired(s, now)]:
-            self.end(session)
+            self.ended(session)
         if len(owned) < quota:
             return
         quiet = [s for s in owned.values() if not s.calls]
         if quiet:
             oldest = min(quiet, key=lambda session: session.touched)
             if now - oldest.touched >= RECLAIM_AFTER_SECONDS:
-                self.end(oldest)
+                self.ended(oldest)

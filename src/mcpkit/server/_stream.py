@@ -167,13 +167,13 @@ class Responder:
         await self._exchange.start(200, [*SSE_HEADERS, *self._extra])
         journal = self._journal
         if journal is not None:
-            opening = journal.start()
+            opening = await journal.start()
             if opening:
                 await self._exchange.write(opening, more=True)
 
-    def _event(self, message: bytes) -> bytes:
+    async def _event(self, message: bytes) -> bytes:
         journal = self._journal
-        return sse_event(message) if journal is None else journal.event(message)
+        return sse_event(message) if journal is None else await journal.event(message)
 
     async def _drain(self) -> None:
         pending = self._pending
@@ -181,7 +181,7 @@ class Responder:
             message = pending.popleft()
             if not self._committed:
                 await self._commit()
-            await self._exchange.write(self._event(message), more=True)
+            await self._exchange.write(await self._event(message), more=True)
             self._written(len(message))
             if pending:
                 # One turn of the loop between writes: a write that found the connection
@@ -297,7 +297,7 @@ class Responder:
         exchange = self._exchange
         if self._committed:
             try:
-                await exchange.write(self._event(message), more=False)
+                await exchange.write(await self._event(message), more=False)
             finally:
                 self._end_journal()
             return

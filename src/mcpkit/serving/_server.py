@@ -522,15 +522,16 @@ class Server:
 
         return GracefulServer(config, self.engine, self.drain_seconds)
 
-    def _listen(self) -> list[socket.socket]:
+    def _listen(self, port: int | None = None, reuse_port: bool = False) -> list[socket.socket]:
         """The sockets to listen on, one for each address ``host`` resolves to, as asyncio's
         ``create_server`` makes them (TCP, an IPv6 one for IPv6 only): bound before uvicorn
         starts, so that a busy port or a wrong address fails here, before anything claims to
         serve; listening only once the application has started (uvicorn's ``create_server``),
         so that a client that can connect is served at once.  With port 0 every address gets
-        the port the first one got."""
+        the port the first one got.  ``port`` replaces the server's; ``reuse_port`` sets
+        ``SO_REUSEPORT``."""
         listeners: list[socket.socket] = []
-        port = self.port
+        port = self.port if port is None else port
         try:
             found = socket.getaddrinfo(
                 self.host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
@@ -539,6 +540,8 @@ class Server:
                 listener = socket.socket(family, kind, proto)
                 listeners.append(listener)
                 listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                if reuse_port:
+                    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
                 if family == socket.AF_INET6:
                     listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
                 listener.bind((address[0], port, *address[2:]))
@@ -553,10 +556,14 @@ class Server:
             ) from None
         return listeners
 
-    def bind(self) -> list[socket.socket]:
+    def bind(self, *, port: int | None = None, reuse_port: bool = False) -> list[socket.socket]:
         """The server's listening sockets, bound now and not yet listening (what ``run``
-        binds itself; a supervisor binds them once and hands them to its workers)."""
-        return self._listen()
+        binds itself; a supervisor binds them once and hands them to its workers), on
+        ``port`` in place of the server's when given.  ``reuse_port`` sets ``SO_REUSEPORT``
+        (Linux), so that several groups of sockets can be bound to the same address, each
+        given a share of the connections by the kernel: ``mcpkit serve --workers`` binds a
+        group for each worker."""
+        return self._listen(port, reuse_port)
 
     def _announce(self, port: int, started: Callable[[], object] | None) -> None:
         """Once uvicorn serves on ``port``: the port learnt (when 0 was asked for), each

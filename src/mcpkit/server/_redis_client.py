@@ -1,0 +1,50 @@
+"""What every Redis-backed part of the server shares about its client: the URL it accepts (and
+how it shows one) and the protocol it speaks."""
+
+from __future__ import annotations
+
+from typing import Final
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from mcpkit.errors import ConfigurationError
+
+__all__ = ["RESP", "check_url"]
+
+SCHEMES: Final = ("redis", "rediss", "unix")
+RESP: Final = 2
+"""The protocol the clients speak.  Under RESP3 recent ``redis`` clients (maintenance
+notifications on ``auto``) hand out a pooled connection without checking that Redis has not
+closed it, so after a Redis restart every connection of the pool failed its next call (a
+503 each, though Redis was back); under RESP2 the pool replaces a closed connection first."""
+
+
+def check_url(url: object, owner: str) -> str:
+    """``url`` as ``repr`` shows it (any password replaced by ``***``), once it is checked to
+    be a Redis URL that ``redis.asyncio.Redis.from_url`` takes (``owner`` names the class in
+    the error)."""
+    if not isinstance(url, str):
+        raise ConfigurationError(f"{owner}: url must be a str")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  # a port that is not a number raises ValueError
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in SCHEMES:
+        valid = False
+    elif parts.scheme == "unix":
+        valid = bool(parts.path)
+    else:
+        database = parts.path.strip("/")
+        valid = not database or database.isdigit()
+    if parts is None or not valid:
+        raise ConfigurationError(
+            f"{owner}: url must be a redis://host:port/db, rediss:// or unix:///path URL"
+        )
+    userinfo, at, place = parts.netloc.rpartition("@")
+    user, colon, _ = userinfo.partition(":")
+    hidden = [
+        (name, "***" if name == "password" else value) for name, value in parse_qsl(parts.query)
+    ]
+    netloc = f"{user}:***{at}{place}" if colon else parts.netloc
+    query = urlencode(hidden)
+    return f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")

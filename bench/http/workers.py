@@ -8,9 +8,9 @@ Targets, all ``mcpkit serve bench/http/app_mcpkit.py`` with the ``async def add`
 (``BENCH_VARIANT=async``), stateless:
 
 * ``1 worker``, ``2 workers``, ``4 workers``: ``mcpkit serve ... --workers N``.  With N > 1 a
-  supervisor binds the socket and runs N ``python -m mcpkit serve`` children that inherit it
-  (the kernel hands each new connection to whichever child accepts first); ``--workers 1`` is
-  one process, no supervisor;
+  supervisor binds N sockets to the port with ``SO_REUSEPORT`` (Linux; one shared socket
+  elsewhere) and runs N ``python -m mcpkit serve`` children, each on its own (the kernel
+  spreads new connections over them); ``--workers 1`` is one process, no supervisor;
 * ``HAProxy, 2 nodes x 1 worker``: two ``mcpkit serve ... --workers 1`` on their own ports
   behind ``haproxy`` (HTTP mode, ``balance roundrobin``, no stickiness, no
   ``http-buffer-request``, ``http-reuse safe``, one thread, no logging, long ``timeout
@@ -503,7 +503,8 @@ def render(results: Results, started: datetime.datetime, haproxy: str | None) ->
         f"- mcpkit {ours.get('mcpkit')} (commit {info['commit']}), Python {ours.get('python')}, "
         f"uvicorn {ours.get('uvicorn')} with httptools {ours.get('httptools')} on asyncio: "
         f"`BENCH_VARIANT=async mcpkit serve bench/http/app_mcpkit.py --workers N` (N > 1: a "
-        f"supervisor and N children sharing its socket; N = 1: one process).",
+        f"supervisor and N children, each on its own `SO_REUSEPORT` socket; N = 1: one "
+        f"process).",
         "- HAProxy: two `mcpkit serve ... --workers 1` on their own ports behind `haproxy -db "
         "-f cfg` on a free loopback port: `mode http`, `balance roundrobin`, no stickiness, "
         "`no option http-buffer-request`, `http-reuse safe`, `nbthread 1`, no logging, "
@@ -578,13 +579,10 @@ def notes(results: Results) -> list[str]:
         lines.append(
             f"- Spread over `--workers` processes: in {lopsided} of {len(shared)} kept runs "
             f"with several workers, one process did at least {ONE_PROCESS:.0%} of the "
-            f"server's work: it had accepted all (or nearly all) of wrk's connections, and "
-            f"the run went at about one worker's pace. The workers share one inherited "
-            f"listening socket, and asyncio's accept loop takes up to `backlog` (uvicorn's "
-            f"2048) queued connections each time it wakes, so a burst of new connections (wrk "
-            f"opens all of its own at once) tends to land on one worker; they are kept alive, "
-            f"so the split lasts the whole run. The medians include those runs; the `runs` "
-            f"and `busiest process, per run` columns show which they were."
+            f"server's work (it had accepted all, or nearly all, of wrk's connections). Each "
+            f"worker listens on its own `SO_REUSEPORT` socket, so the kernel spreads new "
+            f"connections over them by their addresses; the medians include any lopsided "
+            f"run, and the `runs` and `busiest process, per run` columns show which they were."
         )
     for target in results.targets:
         if target.workers > 1:

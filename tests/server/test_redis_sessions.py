@@ -747,3 +747,25 @@ def test_a_store_left_by_an_ended_loop_starts_afresh_on_the_next(
         second.run(store.aclose())
         second.stop()
         gc.collect()  # the ended loop's connections go now, under this test's filters
+
+
+def test_only_answers_with_another_nodes_ids_are_passed_on(
+    loop: Loop, redis_server: RedisServer
+) -> None:
+    store = made(loop, redis_server.url)
+    try:
+        session = loop.run(store.create("a", "/mcp", NOVEMBER, None, None))
+        own = store.first_request_id
+        for request_id in ("x", 7, own, own + 5):  # not another node's: nothing is sent
+            store.answer(session, request_id, JsonObject({"id": request_id}))
+        assert not store._pending
+        elsewhere = own + (1 << 32)
+
+        async def answer() -> None:
+            store.answer(session, elsewhere, JsonObject({"id": elsewhere}))
+            assert len(store._pending) == 1
+            await asyncio.gather(*store._pending)
+
+        loop.run(answer())
+    finally:
+        loop.run(store.aclose())

@@ -1,14 +1,15 @@
 """What every Redis-backed part of the server shares about its client: the URL it accepts (and
-how it shows one) and the protocol it speaks."""
+how it shows one), the protocol it speaks, and how an asyncio client is made.  The ``redis``
+package is imported by ``async_client`` only, when a store first needs a client."""
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from mcpkit.errors import ConfigurationError
 
-__all__ = ["RESP", "check_url"]
+__all__ = ["RESP", "async_client", "check_url"]
 
 SCHEMES: Final = ("redis", "rediss", "unix")
 RESP: Final = 2
@@ -48,3 +49,22 @@ def check_url(url: object, owner: str) -> str:
     netloc = f"{user}:***{at}{place}" if colon else parts.netloc
     query = urlencode(hidden)
     return f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")
+
+
+def async_client(url: str, timeout: float) -> tuple[Any, tuple[type[BaseException], ...]]:
+    """A new ``redis.asyncio`` client of ``url`` whose every call fails after ``timeout``
+    seconds and is never retried (the caller reports the failure at once), and the exceptions
+    a failure of Redis raises."""
+    from redis.asyncio import Redis
+    from redis.asyncio.retry import Retry
+    from redis.backoff import NoBackoff
+    from redis.exceptions import RedisError
+
+    client = Redis.from_url(
+        url,
+        socket_timeout=timeout,
+        socket_connect_timeout=timeout,
+        retry=Retry(NoBackoff(), 0),
+        protocol=RESP,
+    )
+    return client, (RedisError, OSError)

@@ -62,7 +62,7 @@ from mcpkit.limits import Limits
 from mcpkit.model import Revision
 from mcpkit.server._conversation import HANDSHAKE_LOG_LEVEL
 from mcpkit.server._events import Replay, parse_event_id
-from mcpkit.server._redis_client import RESP, check_url
+from mcpkit.server._redis_client import async_client, check_url
 from mcpkit.server._sessions import RECLAIM_AFTER_SECONDS, Session, new_session_id
 
 __all__ = ["RedisEventStore", "RedisSessionStore"]
@@ -74,6 +74,7 @@ T = TypeVar("T")
 _ID_RANGE: Final = 1 << 32
 """Each node's ids for the server's requests start at its number times this: a node would
 have to send four billion requests to one session to reach the next node's."""
+_RANGES: Final = (1 << 20) - 1
 _KEEP_SECONDS: Final = 1.0
 """How often a node pushes back the expiry of the sessions it is busy with (a call in flight,
 an open stream) and lets go of those it has not used for a while."""
@@ -500,6 +501,13 @@ class RedisSessionStore:
         self._tell(session, _CANCEL, encode(request_id))
 
     def answer(self, session: Session, request_id: object, message: JsonObject) -> None:
+        link = self._link
+        # Only an id from another node's range can be waiting elsewhere: an answer to
+        # anything else (one of this node's own ids, or an id no node issued) goes nowhere.
+        if type(request_id) is not int or link is None:
+            return
+        if request_id >> 32 == link.first_request_id >> 32 or request_id < _ID_RANGE:
+            return
         self._tell(session, _ANSWER, encode(message))
 
     async def save(self, session: Session) -> None:
@@ -663,27 +671,18 @@ class RedisSessionStore:
             )
         }  # fmt: skip
         node = secrets.token_hex(8)
-        link = _Link(client, scripts, node, (number % (1 << 20)) * _ID_RANGE + 1)
+        # Ranges 1 to 2**20 - 1 (ids stay below 2**53, exact in every JSON parser); range 0 is
+        # a store's without a link (ids from 1).
+        first = ((number - 1) % _RANGES + 1) * _ID_RANGE + 1
+        link = _Link(client, scripts, node, first)
         loop = asyncio.get_running_loop()
         link.tasks += [loop.create_task(self._hear(link)), loop.create_task(self._keep(link))]
         self._link = link
         starting.set_result(link)
 
     def _client(self) -> Any:
-        """A new client of ``url`` (the ``redis`` package is imported here, at first use)."""
-        from redis.asyncio import Redis
-        from redis.asyncio.retry import Retry
-        from redis.backoff import NoBackoff
-        from redis.exceptions import RedisError
-
-        self._errors = (RedisError, OSError)
-        return Redis.from_url(
-            self._url,
-            socket_timeout=self._timeout,
-            socket_connect_timeout=self._timeout,
-            retry=Retry(NoBackoff(), 0),  # a failure is reported at once, never retried
-            protocol=RESP,
-        )
+        client, self._errors = async_client(self._url, self._timeout)
+        return client
 
     async def _keep(self, link: _Link) -> None:
         """Every ``_KEEP_SECONDS``: push back the expiry of the sessions busy here, and let go

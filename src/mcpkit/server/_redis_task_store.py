@@ -46,7 +46,7 @@ from typing import Any, Final, TypeVar
 
 from mcpkit.errors import ConfigurationError, TaskQuota, TaskStoreUnavailable
 from mcpkit.limits import Limits
-from mcpkit.server._redis_client import RESP, check_url
+from mcpkit.server._redis_client import async_client, check_url
 from mcpkit.server._task_store import (
     Change,
     TaskKey,
@@ -413,20 +413,8 @@ class RedisTaskStore:
         return link
 
     def _client(self) -> Any:
-        """A new client of ``url`` (the ``redis`` package is imported here, at first use)."""
-        from redis.asyncio import Redis
-        from redis.asyncio.retry import Retry
-        from redis.backoff import NoBackoff
-        from redis.exceptions import RedisError
-
-        self._errors = (RedisError, OSError)
-        return Redis.from_url(
-            self._url,
-            socket_timeout=self._timeout,
-            socket_connect_timeout=self._timeout,
-            retry=Retry(NoBackoff(), 0),  # a failure is reported at once, never retried
-            protocol=RESP,
-        )
+        client, self._errors = async_client(self._url, self._timeout)
+        return client
 
     async def _keep(self, loop: asyncio.AbstractEventLoop, link: _Link) -> None:
         """Renew this node's lease, once it holds one (else only ``PING``, to notice an outage),

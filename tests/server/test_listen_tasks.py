@@ -1,11 +1,13 @@
 """``notifications/tasks`` on ``subscriptions/listen`` streams (the tasks extension): only the
 caller's existing tasks are followed and acknowledged, at most ``max_listen_task_ids`` may be
 asked for, asking needs the extension, and each notification is the task as stored when it is
-written (a hint: polling stays authoritative)."""
+written (a hint: polling stays authoritative); a task the store cannot look up when it changes
+is looked up again later, the stream left open."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import Iterator, Mapping
 from concurrent.futures import Future
@@ -26,8 +28,11 @@ from mcpkit import (
     SubscriptionRequest,
     TaskCreatedResult,
     TaskCreation,
+    TaskKey,
+    TaskRecord,
     TaskSupport,
 )
+from mcpkit.errors import TaskStoreUnavailable
 from mcpkit.json import JsonObject
 from mcpkit.server._broadcast import Change, ChangeKind
 from mcpkit.server._listen import read_listen
@@ -295,3 +300,91 @@ def test_the_filter_reads_task_ids() -> None:
         with pytest.raises(mcpkit.InvalidParams):
             read_listen(JsonObject({"notifications": JsonObject({"taskIds": wrong})}))
     assert read_listen(JsonObject({"notifications": JsonObject({"taskIds": ("x" * 256,)})}))
+
+
+# --- a task store that cannot answer --------------------------------------------------------
+
+UNAVAILABLE = (
+    "mcpkit: a listen stream cannot look a task up now (TaskStoreUnavailable); trying again later"
+)
+
+
+class Wavering(MemoryTaskStore):
+    """A memory store whose ``get`` fails while ``down``; it counts both outcomes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = False
+        self.refused = 0
+        self.answered = 0
+
+    async def get(self, key: TaskKey) -> TaskRecord | None:
+        if self.down:
+            self.refused += 1
+            raise TaskStoreUnavailable()
+        found = await super().get(key)
+        self.answered += 1
+        return found
+
+
+def _told(messages: Any) -> list[tuple[str, str]]:
+    """The task notifications between the acknowledgement and the complete result."""
+    first, *middle, last = messages
+    assert first["method"] == "notifications/subscriptions/acknowledged"
+    assert last["result"]["resultType"] == "complete"
+    assert all(message["method"] == "notifications/tasks" for message in middle)
+    return [(message["params"]["taskId"], message["params"]["status"]) for message in middle]
+
+
+def test_a_change_the_store_cannot_look_up_is_told_a_keep_alive_period_later(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The stream stays open, looks the task up again every keep-alive period while the store
+    fails (logged once, by type), and tells the task once the store answers."""
+    RELEASE.clear()
+    store = Wavering()
+    server = served(admission=owners, task_store=store, limits=Limits(stream_keepalive_seconds=0.1))
+    with TestClient(server) as test_client:
+        task_id = start(test_client)
+        stream = listen(test_client, {"taskIds": [task_id]})
+        until(lambda: server.engine.deployment.audience.listens == 1)
+        with caplog.at_level(logging.WARNING, "mcpkit.server"):
+            store.down = True
+            server.engine.broadcaster.publish(Change(ChangeKind.TASK, "/mcp", task=task_id))
+            until(lambda: store.refused >= 3)  # the change, then two periods in vain
+            answered = store.answered
+            store.down = False
+            until(lambda: store.answered > answered)
+            drain(test_client, server)
+            told = _told(_messages(stream))
+        RELEASE.set()
+    assert told == [(task_id, "working")]
+    assert caplog.messages == [UNAVAILABLE]
+    assert task_id not in caplog.text
+
+
+def test_a_change_the_store_cannot_look_up_is_told_with_the_next_one_it_can(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Another followed task's change, looked up once the store answers, brings the missed
+    one along (long before the next keep-alive period)."""
+    RELEASE.clear()
+    store = Wavering()
+    server = served(admission=owners, task_store=store)
+    with TestClient(server) as test_client:
+        missed, next_one = start(test_client), start(test_client)
+        stream = listen(test_client, {"taskIds": [missed, next_one]})
+        until(lambda: server.engine.deployment.audience.listens == 1)
+        answered = store.answered
+        with caplog.at_level(logging.WARNING, "mcpkit.server"):
+            store.down = True
+            server.engine.broadcaster.publish(Change(ChangeKind.TASK, "/mcp", task=missed))
+            until(lambda: store.refused == 1)
+            store.down = False
+            server.engine.broadcaster.publish(Change(ChangeKind.TASK, "/mcp", task=next_one))
+            until(lambda: store.answered == answered + 2)
+            drain(test_client, server)
+            told = _told(_messages(stream))
+        RELEASE.set()
+    assert told == [(next_one, "working"), (missed, "working")]
+    assert caplog.messages == [UNAVAILABLE]

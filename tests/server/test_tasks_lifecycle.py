@@ -228,16 +228,20 @@ def test_a_progress_hint_the_store_cannot_keep_is_dropped() -> None:
         assert "statusMessage" not in done
 
 
-def test_an_end_the_store_cannot_keep_leaves_the_task_as_stored(
+def test_an_end_the_store_cannot_keep_now_is_stored_once_it_can(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     store = FailingStore("finish")
     with TestClient(Server(Life, task_store=store, limits=LIMITS)) as client:
-        task_id = start(client, "job")
+        task_id = start(client, "job", {"text": "later"})
         gates("job").set()
-        with caplog.at_level(logging.ERROR, "mcpkit.server"):
-            until(lambda: "a task's end could not be stored" in caplog.text)
-        assert result(get(client, task_id))["status"] == "working"
+        with caplog.at_level(logging.WARNING, "mcpkit.server"):
+            until(lambda: "a task's end cannot be stored now; trying again" in caplog.text)
+            assert result(get(client, task_id))["status"] == "working"  # meanwhile
+            store.failing.clear()
+            done = reach(client, task_id, "completed")
+        assert done["result"]["content"] == [{"type": "text", "text": "job later"}]
+    assert "could not be stored" not in caplog.text and task_id not in caplog.text
 
 
 def test_a_failure_of_the_runner_s_own_fails_the_task(caplog: pytest.LogCaptureFixture) -> None:

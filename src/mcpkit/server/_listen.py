@@ -16,6 +16,8 @@ client is not reading, and the stream is cut off instead of growing; so is a wri
 longer than ``write_timeout_seconds``.  Over HTTP nothing more is written then (the connection
 closes); on stdio the request still gets its ``complete`` result once the pipe has room.
 The lease is re-checked before it expires; keep-alive comments and events never extend it.
+A followed task that cannot be looked up when it changes (the task store is unavailable) is
+looked up again at the next task the store answers for, or a keep-alive period later.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import logging
 import math
 import re
 import threading
@@ -30,7 +33,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
-from mcpkit.errors import InvalidParams, InvalidValueError
+from mcpkit.errors import InvalidParams, InvalidValueError, TaskStoreUnavailable
 from mcpkit.json import JsonArray, JsonObject, JsonValue
 from mcpkit.limits import Limits
 from mcpkit.model import Endpoint, Revision, absolute_uri
@@ -62,6 +65,8 @@ _FLAGS: Final = (
 _URIS: Final = "resourceSubscriptions"
 _TASK_IDS: Final = "taskIds"
 _MAX_TASK_ID_CHARS: Final = 256  # as tasks/get reads one: longer names no task
+
+log = logging.getLogger("mcpkit.server")
 
 
 # --- the filter -----------------------------------------------------------------------------
@@ -216,9 +221,9 @@ class Listener:
     turns them into messages (``run``).  ``post`` and ``end`` may be called from any thread."""
 
     __slots__ = (
-        "_ending", "_limits", "_lock", "_loop", "_meta", "_queue", "_renew", "_thread",
-        "_wake", "_writing", "filter", "id", "lease", "left", "owner", "path", "revision",
-        "task_snapshot",
+        "_again", "_ending", "_limits", "_lock", "_loop", "_meta", "_queue", "_renew",
+        "_retry_at", "_stale", "_thread", "_wake", "_writing", "filter", "id", "lease", "left",
+        "owner", "path", "revision", "task_snapshot",
     )  # fmt: skip
 
     def __init__(
@@ -247,6 +252,12 @@ class Listener:
         self._thread = threading.get_ident()
         self._wake = asyncio.Event()
         self._writing: asyncio.Future[None] | None = None  # the write in progress
+        # Followed tasks the store could not look up when they changed, to look up again (at
+        # most the filter's task ids): at ``_retry_at`` (``loop.time()``), or as soon as the
+        # store answers for another task (``_again``).
+        self._stale: dict[str, None] = {}
+        self._retry_at = math.inf
+        self._again = False
         self.lease = 0.0
         """The opening grant's seconds, set once the authorizer granted the listen."""
         self.left: Callable[[Listener], None] | None = None
@@ -302,7 +313,13 @@ class Listener:
         with self._lock:
             keys = list(self._queue)
             self._queue.clear()
-            return keys, self._ending
+            ending = self._ending
+        if self._again:  # outside the queue and its bound: they are the filter's task ids
+            self._again = False
+            taken = dict.fromkeys(keys)
+            taken.update(((_TASK, task_id), None) for task_id in self._stale)
+            keys = list(taken)
+        return keys, ending
 
     # --- messages -------------------------------------------------------------------------
 
@@ -327,7 +344,27 @@ class Listener:
         task_id = key[1]
         # only a listen that follows tasks is posted their changes, and it has a snapshot
         assert self.task_snapshot is not None and task_id is not None
-        return await self.task_snapshot(task_id, self._meta)
+        try:
+            message = await self.task_snapshot(task_id, self._meta)
+        except TaskStoreUnavailable as error:
+            # The change would be missed: the task is looked up again later instead.
+            if not self._stale:
+                log.warning(
+                    "mcpkit: a listen stream cannot look a task up now (%s); trying again later",
+                    type(error).__name__,
+                )
+                self._retry_at = self._loop.time() + self._limits.stream_keepalive_seconds
+            self._stale[task_id] = None
+            return None
+        self._stale.pop(task_id, None)
+        if self._stale:
+            self._look_again()  # the store answers again
+        return message
+
+    def _look_again(self) -> None:
+        """Have the next ``_take`` add the tasks the store could not look up (on the loop)."""
+        self._again = True
+        self._retry_at = self._loop.time() + self._limits.stream_keepalive_seconds
 
     async def run(self, disconnected: asyncio.Event, write: ListenWrite) -> None:
         """Write the stream through ``write``: the acknowledgement, then each notification as
@@ -389,6 +426,10 @@ class Listener:
                 granted = loop.time()
                 expires = min(granted + min(seconds, limits.subscription_lease_seconds), ends)
                 continue
+            retry = self._retry_at if self._stale else math.inf
+            if now >= retry:
+                self._look_again()
+                continue
             keepalive = written + limits.stream_keepalive_seconds
             if now >= keepalive:
                 if not await self._send(write, None):
@@ -396,7 +437,7 @@ class Listener:
                 written = now
                 continue
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), min(check, ends, keepalive) - now)
+                await asyncio.wait_for(self._wake.wait(), min(check, ends, keepalive, retry) - now)
 
     async def _send(self, write: ListenWrite, frame: bytes | None, *, last: bool = False) -> bool:
         """One write, given at most ``write_timeout_seconds`` and abandoned at once when the

@@ -14,9 +14,11 @@ An application that runs work elsewhere writes an operation handler instead (a m
 and finishes it later through the ``TaskHandle``.
 
 The store is the authority: the runner changes a task only through it, and what a client sees
-is what the store holds.  When the server stops, tasks still running are left as they are; on
-the next start (``recover``) each is failed with ``TaskInterrupted``, or run again when its tool
-says it is idempotent.
+is what the store holds.  An end the store cannot take (``TaskStoreUnavailable``) is kept and
+offered again until it can, for as long as the task lives.  When the server stops, tasks still
+running, or whose end is still waiting to be stored, are left as they are; on the next start
+(``recover``) each is failed with ``TaskInterrupted``, or run again when its tool says it is
+idempotent.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -60,6 +63,11 @@ Work = Callable[["Running"], Awaitable[bytes]]
 
 _SWEEP_SECONDS: Final = 60.0
 """The longest time between two sweeps of expired tasks (shorter for a short TTL)."""
+_RETRY_FIRST: Final = 0.1
+"""Seconds before a task's end that the store could not take is offered again."""
+_RETRY_MOST: Final = 2.0
+"""The longest pause between two offers of an end (the pause doubles up to it), so an end is
+stored within about this long of the store answering again."""
 
 
 def failure(error: BaseException, *, debug: bool = False) -> bytes:
@@ -76,6 +84,8 @@ class Running:
     """A managed task while its work runs in this process."""
 
     key: TaskKey
+    expires: float = math.inf
+    """When the task's TTL ends (wall-clock seconds): its end is not offered again past it."""
     token: CancellationToken = field(default_factory=CancellationToken)
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
     """Set when the work must stop (cancelled, expired, the server stopping): the executor
@@ -85,6 +95,8 @@ class Running:
     cancelled: bool = False
     task: asyncio.Task[None] | None = None
     progress: _Progress | None = None
+    retrying: bool = False
+    """Waiting to offer the task's end to the store again (what stopping the server cuts)."""
 
     def stop(self) -> None:
         self.token.cancel()
@@ -149,6 +161,12 @@ class TaskRunner:
             slots=limits.max_running_tasks, queue=limits.max_tasks, thread_name_prefix="mcpkit-task"
         )
         self._running: dict[str, Running] = {}
+        # Tasks whose work ended and whose end is not stored yet.  An end the store could not
+        # take stays here, offered again, until the store takes it, the TTL passes or the
+        # server stops: at most one per task this node ran (each still stored, within
+        # ``max_tasks``), holding the result its work produced already.
+        self._ending: dict[str, Running] = {}
+        self._stopping = False
         self._checks: set[asyncio.Task[None]] = set()  # ``heard``'s look-ups in progress
         self._sweeper: asyncio.Task[None] | None = None
         self._recovered = False
@@ -209,7 +227,7 @@ class TaskRunner:
     def launch(self, record: TaskRecord, work: Work) -> None:
         """Run a managed task's ``work`` in the background and settle the task with what it
         ends with."""
-        running = Running(record.key)
+        running = Running(record.key, expires=record.created_at + record.ttl_seconds)
         self._running[record.task_id] = running
         running.task = asyncio.get_running_loop().create_task(self._drive(running, work))
 
@@ -232,18 +250,57 @@ class TaskRunner:
             outcome = InternalError()
         finally:
             self._running.pop(key.task_id, None)
-        if running.progress is not None:
-            await running.progress.settle()
+        self._ending[key.task_id] = running
         try:
-            await self._settle(running, outcome)
-        except TaskStoreUnavailable:
-            log.error("mcpkit: a task's end could not be stored; it stays as stored")
+            if running.progress is not None:
+                await running.progress.settle()
+            await self._end(running, outcome)
+        finally:
+            self._ending.pop(key.task_id, None)
 
-    async def _settle(self, running: Running, outcome: bytes | BaseException) -> None:
+    async def _end(self, running: Running, outcome: bytes | BaseException) -> None:
+        """Store the task's end; while the store is unavailable, keep it and offer it again
+        after a pause that doubles from ``_RETRY_FIRST`` to ``_RETRY_MOST``, until the store
+        takes it, the task's TTL has passed or the server stops.  Given up, the task stays as
+        stored: ``working`` until it expires, or until a start's ``recover`` (or another
+        node's, once this one's lease lapsed) fails it or runs it again."""
+        pause = _RETRY_FIRST
+        retried = False
+        while True:
+            try:
+                await self._settle(running, outcome, retried=retried)
+                return
+            except TaskStoreUnavailable:
+                pass
+            now = time.time()
+            if self._stopping or now >= running.expires:
+                break
+            if not retried:
+                log.warning("mcpkit: a task's end cannot be stored now; trying again")
+                retried = True
+            running.retrying = True
+            try:
+                await asyncio.sleep(min(pause, running.expires - now))
+            except asyncio.CancelledError:
+                break  # the server is stopping
+            finally:
+                running.retrying = False
+            pause = min(pause * 2, _RETRY_MOST)
+        log.error("mcpkit: a task's end could not be stored; it stays as stored")
+
+    async def _settle(
+        self, running: Running, outcome: bytes | BaseException, *, retried: bool = False
+    ) -> None:
+        """Store the task's end (``retried``: an earlier offer failed, and may have been
+        written all the same)."""
         key = running.key
         record = await self.store.get(key)
         if record is None or record.status.terminal:
-            return  # expired, or ended by someone else
+            # expired, or ended by someone else (then never overwritten), or by an offer
+            # whose answer was lost: listeners are told of that one here
+            if retried and record is not None:
+                self._tell(key)
+            return
         if running.cancelled or record.cancel_requested:
             await self.store.finish(key, TaskStatus.CANCELLED)
         elif isinstance(outcome, bytes):
@@ -397,7 +454,9 @@ class TaskRunner:
 
     async def shutdown(self) -> None:
         """Stop: running work is abandoned (its tasks stay as stored, for the next start's
-        ``recover``) and the sweeper ends.  The store stays open (the application owns it)."""
+        ``recover``) and the sweeper ends.  An end being stored is waited for, within the
+        store's own timeout; one waiting to be offered again is given up (logged), its task
+        left as stored too.  The store stays open (the application owns it)."""
         if self._sweeper is not None:
             self._sweeper.cancel()
         tasks = [running.task for running in self._running.values() if running.task]
@@ -405,8 +464,16 @@ class TaskRunner:
             running.token.cancel()
         for task in tasks:
             task.cancel()
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
+        self._stopping = True  # an offer that fails from now on is the last
+        try:
+            for running in self._ending.values():
+                if running.retrying and running.task is not None:
+                    running.task.cancel()
+            tasks += [running.task for running in self._ending.values() if running.task]
+            if tasks:
+                await asyncio.gather(*tasks, return_exceptions=True)
+        finally:
+            self._stopping = False  # nothing is left ending: a later start begins afresh
         self.executor.shutdown()
 
 

@@ -187,11 +187,13 @@ def running_durable_redis() -> Iterator[DurableRedis]:
 
 @dataclass(frozen=True)
 class Reply:
-    """One answer: its HTTP status, ``Retry-After`` and body."""
+    """One answer: its HTTP status, ``Retry-After``, body, and the ``Mcp-Session-Id`` a
+    2025 ``initialize`` opened."""
 
     status: int
     retry_after: str | None
     body: bytes
+    session: str = ""
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -222,6 +224,48 @@ def post(
 def call(port: int, tool: str, arguments: Mapping[str, object], **options: Any) -> Reply:
     """``tools/call`` of ``tool``."""
     return post(port, "tools/call", tool, {"name": tool, "arguments": arguments}, **options)
+
+
+SESSION_HEADERS: Final = {
+    "Content-Type": "application/json",
+    "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2025-11-25",
+}
+
+
+def session_post(port: int, message: Mapping[str, object], session: str = "") -> Reply:
+    """One message of a 2025-11-25 session (``session`` its id; none for ``initialize``)."""
+    headers = dict(SESSION_HEADERS, **({"Mcp-Session-Id": session} if session else {}))
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10.0)
+    try:
+        connection.request("POST", "/mcp", json.dumps(message).encode(), headers)
+        response = connection.getresponse()
+        opened = response.getheader("Mcp-Session-Id") or ""
+        return Reply(response.status, response.getheader("Retry-After"), response.read(), opened)
+    finally:
+        connection.close()
+
+
+def open_session(port: int) -> str:
+    """A new 2025-11-25 session on the node at ``port`` (any node serves it then): its id."""
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t"}}
+    opened = session_post(
+        port, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+    )
+    assert opened.status == 200 and opened.session, opened
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert session_post(port, initialized, opened.session).status == 202
+    return opened.session
+
+
+def session_call(
+    port: int, session: str, tool: str, arguments: Mapping[str, object], *, id: int
+) -> Reply:
+    """``tools/call`` of ``tool`` in the session ``session``."""
+    params = {"name": tool, "arguments": arguments}
+    return session_post(
+        port, {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}, session
+    )
 
 
 def text_of(reply: Reply) -> str:
@@ -314,7 +358,7 @@ def start_node(
 
 # --- load -----------------------------------------------------------------------------------
 
-KINDS: Final = ("echo", "strict", "inline", "create", "poll", "touch")
+KINDS: Final = ("echo", "strict", "inline", "create", "poll", "touch", "session")
 """What the load sends, in turn:
 
 - ``echo``: ``tools/call`` of a tool whose Redis limiter has a local fallback;
@@ -323,7 +367,9 @@ KINDS: Final = ("echo", "strict", "inline", "create", "poll", "touch")
   once; no task is stored);
 - ``create``: the same call by a client that can (a task is created);
 - ``poll``: ``tasks/get`` of a task that completed before the load began;
-- ``touch``: ``tools/call`` of a tool that publishes a change through the broadcaster.
+- ``touch``: ``tools/call`` of a tool that publishes a change through the broadcaster;
+- ``session``: ``tools/call`` of ``echo`` in a 2025-11-25 session opened before the load (the
+  same session on every node).
 """
 
 
@@ -349,9 +395,12 @@ class Load:
     """``threads`` threads, each sending the kinds of :data:`KINDS` in turn (starting at a
     different one) to the nodes in turn, one request at a time, until ``stop``."""
 
-    def __init__(self, nodes: Sequence[Node], polled: Sequence[str], threads: int) -> None:
+    def __init__(
+        self, nodes: Sequence[Node], polled: Sequence[str], threads: int, session: str
+    ) -> None:
         self.nodes = list(nodes)
         self.polled = list(polled)
+        self.session = session
         self.done: list[Done] = []
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -406,6 +455,8 @@ class Load:
         if kind == "poll":
             task_id = self.polled[id % len(self.polled)]
             return post(port, "tasks/get", task_id, {"taskId": task_id}, id=id, tasks=True)
+        if kind == "session":
+            return session_call(port, self.session, "echo", {"text": text}, id=id)
         assert kind == "touch", kind
         return call(port, "touch", {}, id=id)
 

@@ -1,6 +1,8 @@
 """The node that ``test_redis_faults.py`` serves (``mcpkit serve tests/scale/redis_faults_app.py``):
-one stateless 2026-07-28 endpoint whose every shared part is in one Redis.
+one endpoint, stateless on 2026-07-28 and with sessions on 2025-11-25, whose every shared part
+is in one Redis.
 
+- 2025 sessions in ``RedisSessionStore`` (its ``timeout_seconds`` the task store's);
 - tasks in ``RedisTaskStore`` (``timeout_seconds`` from ``MCPKIT_TASK_TIMEOUT_SECONDS``);
 - change notifications through ``RedisBroadcaster`` (its queue bounded by
   ``MCPKIT_MAX_PENDING``), told to ``subscriptions/listen`` streams;
@@ -32,6 +34,7 @@ from mcpkit import (
     Lease,
     Limits,
     RedisBroadcaster,
+    RedisSessionStore,
     RedisTaskStore,
     RedisTokenBucket,
     ResourceOutput,
@@ -59,7 +62,12 @@ broadcaster = RedisBroadcaster(
 
 
 @endpoint(
-    path="/mcp", name="faults", version="1.0.0", revisions={Revision.V2026_07_28}, listen=True
+    path="/mcp",
+    name="faults",
+    version="1.0.0",
+    revisions={Revision.V2026_07_28, Revision.V2025_11_25},
+    session_revisions={Revision.V2025_11_25},
+    listen=True,
 )
 class Faults:
     @tool(description="Answers its text at once")
@@ -112,6 +120,11 @@ server = Server(
         timeout_seconds=float(os.environ.get("MCPKIT_TASK_TIMEOUT_SECONDS", 1.0)),
     ),
     broadcaster=broadcaster,
+    sessions=RedisSessionStore(
+        REDIS_URL,
+        prefix="faults:sessions:",
+        timeout_seconds=float(os.environ.get("MCPKIT_TASK_TIMEOUT_SECONDS", 1.0)),
+    ),
     rate_limiters={
         "strict": RedisTokenBucket(
             REDIS_URL,

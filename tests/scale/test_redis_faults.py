@@ -1,18 +1,21 @@
 """Redis taken away under load and brought back: two ``mcpkit serve`` nodes of
-``redis_faults_app.py`` (tasks in ``RedisTaskStore``, changes through ``RedisBroadcaster``, tool
-limits in ``RedisTokenBucket``, one with a local fallback and one without) share a real
-``redis-server`` with append-only persistence (``redis_faults.py``).  While threads send every
+``redis_faults_app.py`` (2025 sessions in ``RedisSessionStore``, tasks in ``RedisTaskStore``,
+changes through ``RedisBroadcaster``, tool limits in ``RedisTokenBucket``, one with a local
+fallback and one without) share a real ``redis-server`` with append-only persistence
+(``redis_faults.py``).  While threads send every
 kind of request to both nodes, Redis is killed (SIGKILL) and restarted on the same port, or hung
 (SIGSTOP) and resumed.
 
-- While Redis is unreachable, stateless ``tools/call`` keeps working wherever its limiter has a
-  fallback, and so do a task tool called without the tasks extension, a tool that publishes a
-  change, ``tools/list``, ``resources/read`` and a new ``subscriptions/listen`` for resources;
-  a tool whose limiter has no fallback is denied 429 with ``Retry-After: 1`` (-31999), and
-  creating, reading or cancelling a task, or a listen that follows tasks, fails 503 with
-  ``Retry-After: 1`` (-32603 ``Task store unavailable; retry later``).  Nothing else is ever
-  answered, no answer echoes what was sent, and none takes longer than the store's timeout
-  and some slack (no hang).
+- While Redis is unreachable, a request of a 2025 session fails 503 with ``Retry-After: 1``
+  (-32603 ``Session store unavailable; retry later``) once its node's copy of the session is
+  older than ``REVALIDATE``, and works again, in the same session, once Redis is back; stateless
+  ``tools/call`` keeps working wherever its limiter has a fallback, and so do a task tool called
+  without the tasks extension, a tool that publishes a change, ``tools/list``,
+  ``resources/read`` and a new ``subscriptions/listen`` for resources; a tool whose limiter has
+  no fallback is denied 429 with ``Retry-After: 1`` (-31999), and creating, reading or
+  cancelling a task, or a listen that follows tasks, fails 503 with ``Retry-After: 1`` (-32603
+  ``Task store unavailable; retry later``).  Nothing else is ever answered, no answer echoes
+  what was sent, and none takes longer than the store's timeout and some slack (no hang).
 - Once Redis answers again every request works again without restarting a node: task calls at
   once, the limiter without fallback once its one-second pause after a failure is over; each
   node's broadcaster subscribes again and a listen stream on either node hears a change
@@ -55,6 +58,7 @@ from .redis_faults import (
     Node,
     Reply,
     call,
+    open_session,
     post,
     running_durable_redis,
     start_node,
@@ -89,20 +93,25 @@ over its size once warm).  What a node holds for an outage is bounded: at most
 the calls in flight, so the growth is allocator noise (about 1 MiB when this was written).
 Each node answers over a thousand calls with an outage error in the ``kill`` run: anything
 kept per failed call from about 8 KiB up (a connection, a traceback) shows past this."""
-FILES_GROWTH: Final = 3 * THREADS + 8
-"""What an outage may add to a node's open files: pooled connections (task store and two
-limiters, each at most one per call in flight), the broadcaster's two, listen streams."""
-CONNECTIONS: Final = 3 * (THREADS + 1) + 3
-"""The most connections a node may hold to Redis once it is back: the task store's and the
-two limiters' pools (each at most one per call in flight: the load's and the test's own) and
-the broadcaster's publisher and subscriber (plus one lease renewal).  A connection leaked
-per failed call would be hundreds."""
+FILES_GROWTH: Final = 4 * THREADS + 9
+"""What an outage may add to a node's open files: pooled connections (session and task
+stores and two limiters, each at most one per call in flight), the broadcaster's two, the
+session store's channel, listen streams."""
+CONNECTIONS: Final = 4 * (THREADS + 1) + 4
+"""The most connections a node may hold to Redis once it is back: the session and task
+stores' and the two limiters' pools (each at most one per call in flight: the load's and the
+test's own), the broadcaster's publisher and subscriber, the session store's channel (plus one
+lease renewal).  A connection leaked per failed call would be hundreds."""
 
 UNAVAILABLE: Final = {"code": -32603, "message": "Task store unavailable; retry later"}
+SESSIONS_UNAVAILABLE: Final = {"code": -32603, "message": "Session store unavailable; retry later"}
+REVALIDATE: Final = 1.0
+"""The session store's ``revalidate_seconds``: for that long after a node last read the
+session, a request of it may still be served while Redis is away."""
 DENIED: Final = {"code": -31999, "message": "Rate limit exceeded"}
 ALWAYS: Final = frozenset({"echo", "inline", "touch"})
 """Kinds of the load that must keep working while Redis is unreachable."""
-SHARED: Final = frozenset({"strict", "create", "poll"})
+SHARED: Final = frozenset({"strict", "create", "poll", "session"})
 """Kinds that fail with their fixed answer while it is."""
 
 
@@ -127,6 +136,13 @@ def fixed_unavailable(reply: Reply, id: int | str) -> bool:
     return (reply.status, reply.retry_after) == (503, "1") and error_of(reply, id) == UNAVAILABLE
 
 
+def fixed_sessions_unavailable(reply: Reply, id: int | str) -> bool:
+    """The session store's outage answer, exactly."""
+    return (reply.status, reply.retry_after) == (503, "1") and (
+        error_of(reply, id) == SESSIONS_UNAVAILABLE
+    )
+
+
 def fixed_denial(reply: Reply, id: int | str) -> bool:
     """The outage answer of a limiter without fallback, exactly."""
     return (reply.status, reply.retry_after) == (429, "1") and error_of(reply, id) == DENIED
@@ -143,7 +159,9 @@ def verdict(done: Done, polled: Mapping[str, str]) -> str:
     if isinstance(reply, str):
         return f"no answer: {reply}"
     if done.kind in SHARED:
-        fixed = fixed_denial if done.kind == "strict" else fixed_unavailable
+        fixed = {"strict": fixed_denial, "session": fixed_sessions_unavailable}.get(
+            done.kind, fixed_unavailable
+        )
         if fixed(reply, done.id):
             return "down"
     if reply.status != 200 or reply.body[:1] != b"{":
@@ -156,6 +174,8 @@ def verdict(done: Done, polled: Mapping[str, str]) -> str:
         good = result.get("status") == "completed" and result.get("result", {}).get(
             "content"
         ) == content(polled.get(task_id, "?"))
+    elif done.kind == "session":  # a 2025 result: no resultType
+        good = result.get("content") == content(done.text)
     else:
         text = "touched" if done.kind == "touch" else done.text
         good = result.get("resultType") == "complete" and result.get("content") == content(text)
@@ -334,7 +354,8 @@ def test_redis_away_under_load_fails_only_the_fixed_answers_and_everything_comes
             assert text_of(call(nodes[0].port, "touch", {})) == "touched"
             until(lambda: [s.updates() for s in streams] == [1] * NODES, 5.0, "heard once")
 
-            with Load(nodes, list(polled), THREADS) as load:
+            session = open_session(nodes[0].port)
+            with Load(nodes, list(polled), THREADS, session) as load:
                 time.sleep(WARMUP)
                 base_rss = {node.name: node.rss_kib() for node in nodes}
                 base_files = {node.name: node.open_files() for node in nodes}
@@ -433,7 +454,9 @@ def test_redis_away_under_load_fails_only_the_fixed_answers_and_everything_comes
         if d.sent >= outage.lost_at + SETTLE and d.answered <= outage.restoring_at
     ]  # fmt: skip
     for kind in SHARED:
-        during = [v for d, v in away if d.kind == kind]
+        # (a node serves a session it read within REVALIDATE seconds without Redis)
+        settled = outage.lost_at + SETTLE + (REVALIDATE if kind == "session" else 0.0)
+        during = [v for d, v in away if d.kind == kind and d.sent >= settled]
         assert set(during) == {"down"}, (kind, during)  # one at least: the load met it
     for kind in ALWAYS:
         assert any(d.kind == kind for d, _ in away), kind

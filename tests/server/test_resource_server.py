@@ -37,6 +37,7 @@ from mcpkit import (
     tool,
 )
 from mcpkit.model import ENDPOINT_ATTRIBUTE, Endpoint, Revision
+from mcpkit.protocol import HeaderFields
 from mcpkit.server import AdmissionRequest, HttpRequest
 from mcpkit.server._resource_server import Authorization
 from mcpkit.testing import TestClient, handshake_request, stateless_headers, stateless_request
@@ -821,6 +822,11 @@ def test_the_fast_path_answers_only_what_admit_decided(verifier: Verifier) -> No
     assert authorization.remembered("/mcp", None) is None
     twice = HttpRequest(method="POST", raw_path="/mcp", headers=(*http.headers, *http.headers))
     assert authorization.remembered("/mcp", twice) is None
+    # The pipeline's way: the headers already indexed, read the same
+    assert authorization.remembered("/mcp", http, HeaderFields(http.headers)) is admitted
+    assert authorization.remembered("/mcp", twice, HeaderFields(twice.headers)) is None
+    hosted = HttpRequest(method="POST", raw_path="/mcp", headers=(("host", "h"), *http.headers))
+    assert authorization.remembered("/mcp", hosted) is admitted
     basic = HttpRequest(method="POST", raw_path="/mcp", headers=(("authorization", "Basic x"),))
     assert authorization.remembered("/mcp", basic) is None
     assert authorization.remembered("/mcp", bearer("a" * 20_000)) is None

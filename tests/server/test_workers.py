@@ -85,18 +85,22 @@ def test_shutdown_cancels_queued_calls_lets_running_ones_finish_and_refuses_more
         ran.append("running")
         return "finished"
 
+    told: list[asyncio.Future[object]] = []  # ``then``: called as each future settles
+
     async def main() -> None:
-        first = workers.submit(running)
-        second = workers.submit(lambda: ran.append("queued"))
+        first = workers.submit(running, told.append)
+        second = workers.submit(lambda: ran.append("queued"), told.append)
+        third = workers.submit(lambda: ran.append("queued"))  # no ``then``
         assert await asyncio.to_thread(started.wait, WAIT)
         workers.shutdown()
         workers.shutdown()  # again: nothing more to cancel, the threads still told to end
         with pytest.raises(RuntimeError, match="shut down"):
             workers.submit(lambda: None)
         await asyncio.sleep(0)  # the cancellation is delivered through the loop
-        assert second.cancelled()
+        assert second.cancelled() and third.cancelled() and told == [second]
         release.set()
         assert await first == "finished"
+        assert told == [second, first]
 
     run(main)
     assert ran == ["running"]
@@ -145,3 +149,23 @@ def test_a_caller_whose_loop_closed_does_not_stop_the_thread() -> None:
         assert workers._started == 1
     finally:
         workers.shutdown()
+
+
+def test_then_sees_a_failure_settled_before_any_done_callback(workers: Workers) -> None:
+    async def main() -> None:
+        told: list[tuple[bool, bool]] = []
+        heard: list[str] = []
+
+        def fails() -> None:
+            raise ValueError("no")
+
+        def then(future: asyncio.Future[object]) -> None:
+            told.append((future.done(), bool(heard)))
+
+        future = workers.submit(fails, then)
+        future.add_done_callback(lambda _: heard.append("done callback"))
+        with pytest.raises(ValueError, match="no"):
+            await future
+        assert told == [(True, False)]  # settled, and told before the done callbacks ran
+
+    run(main)

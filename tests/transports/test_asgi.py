@@ -252,6 +252,13 @@ def test_content_length_within_the_limit_reads_the_body(value: bytes) -> None:
     assert engine.request.body == b"0123456789"
 
 
+def test_repeated_content_lengths_are_judged_one_by_one() -> None:
+    engine = FakeEngine(limits=Limits(max_request_bytes=10))
+    headers = [(b"content-length", b"5"), (b"content-length", b"11")]  # a short one first
+    run(engine, Peer(chunk(b"abc")), http_scope(headers))
+    assert engine.request.body_too_large is True
+
+
 @pytest.mark.parametrize("value", [b"", b"-5", b"1e9", b"\xb2\xb2", b"abc"])
 def test_malformed_content_length_is_left_to_the_read(value: bytes) -> None:
     engine = FakeEngine(limits=Limits(max_request_bytes=10))
@@ -426,7 +433,8 @@ def test_a_short_wait_starts_no_watcher() -> None:
     engine = FakeEngine(answer)
     run(engine, Peer(chunk(b"{}")))
     assert others == []
-    assert engine.disconnected[0]._timer.cancelled()  # type: ignore[attr-defined]
+    alarm = engine.disconnected[0]._timer  # type: ignore[attr-defined]
+    assert alarm is not None and alarm[2] is None  # set, then cancelled before it fired
 
 
 def test_waiting_on_the_signal_watches_at_once_and_only_once() -> None:

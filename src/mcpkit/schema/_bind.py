@@ -233,7 +233,15 @@ def _map_frame(
 
 def _inline_object(plan: _Plan, max_depth: int) -> Leaf:
     def bind_object(value: Any, budget: Budget, depth: int) -> object:
-        depth = _open(value, _OBJECTS, dict, budget, depth, max_depth)
+        # ``_open``'s checks, in its order, inline: most arguments are one such object
+        if type(value) not in _OBJECTS and not isinstance(value, dict):
+            refuse(F.TYPE)
+        if depth >= max_depth:
+            refuse(F.DEPTH)
+        budget[NODES] -= len(value)
+        if budget[NODES] < 0:
+            refuse(F.NODES)
+        depth += 1
         get = value.get
         out: dict[str, object] = {}
         absent_fields = 0  # names are distinct: every other field matched one member

@@ -24,8 +24,9 @@ record a path.
 from __future__ import annotations
 
 import enum
+import functools
 import queue
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from decimal import Decimal
 from types import TracebackType
 from typing import Final, NamedTuple
@@ -399,7 +400,7 @@ class EvaluationGate:
     than failing: a full gate slows requests down, it never turns valid input into an error.
     """
 
-    __slots__ = ("_slots", "limit")
+    __slots__ = ("_slots", "enter", "leave", "limit")
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -409,6 +410,10 @@ class EvaluationGate:
         self._slots: queue.SimpleQueue[None] = queue.SimpleQueue()
         for _ in range(limit):
             self._slots.put(None)
+        # The ``with`` statement's two steps as C calls, for the per-request paths (``enter()``,
+        # then ``leave()`` in a ``finally``): no Python frame for either.
+        self.enter: Callable[[], None] = self._slots.get
+        self.leave: Callable[[], None] = functools.partial(self._slots.put, None)
 
     def __enter__(self) -> EvaluationGate:
         self._slots.get()

@@ -40,6 +40,7 @@ from mcpkit.errors import (
     Overloaded,
 )
 from mcpkit.model import CancellationToken
+from mcpkit.server._alarms import alarms_for
 from mcpkit.server._http import Signal
 from mcpkit.server._workers import Workers
 
@@ -150,13 +151,16 @@ class Executor:
                 await self._wait_for_slot(loop, deadline, disconnected)
             if at_once and is_async:
                 return self.run_at_once(call, token)
+            # Thread work wakes this waiter itself as it settles (``_dispatch``): the caller
+            # resumes a turn of the loop sooner than through the future's callbacks.
+            waiter: asyncio.Future[None] | None = None if is_async else loop.create_future()
             try:
-                work = self._dispatch(call, is_async, token)
+                work = self._dispatch(call, is_async, token, waiter)
             except BaseException:
                 self._release()
                 raise
             try:
-                outcome = await _race(loop, work, deadline, disconnected, self._stopped)
+                outcome = await _race(loop, work, deadline, disconnected, self._stopped, waiter)
             except asyncio.CancelledError:
                 self._abandon(work, token, is_async)
                 raise
@@ -275,9 +279,11 @@ class Executor:
         ``False`` (nothing has changed in between, so ``run`` queues it the same way)."""
         if self._closed or self._draining:
             raise Overloaded
-        refusal = self._refusal(asyncio.get_running_loop(), deadline, disconnected)
-        if refusal is not None:
-            raise refusal
+        # ``_refusal``, inline: every call passes here
+        if disconnected is not None and disconnected.is_set():
+            raise Cancelled
+        if asyncio.get_running_loop().time() >= deadline:
+            raise Overloaded
         if self._active < self._slots and not self._waiters:
             self._active += 1
             return True
@@ -321,9 +327,15 @@ class Executor:
             self._active -= 1
 
     def _dispatch(
-        self, call: Callable[[], object], is_async: bool, token: CancellationToken
+        self,
+        call: Callable[[], object],
+        is_async: bool,
+        token: CancellationToken,
+        waiter: asyncio.Future[None] | None = None,
     ) -> asyncio.Future[object]:
-        """Start the work; the slot is released by a callback when the work really exits."""
+        """Start the work; the slot is released by a callback when the work really exits.
+        Thread work runs that callback as it settles (``Workers.submit``), then wakes
+        ``waiter``."""
         key = object()
         with self._lock:
             if self._closed:  # a shutdown while this request waited (or from another thread)
@@ -338,7 +350,9 @@ class Executor:
                 work = asyncio.ensure_future(awaitable)
             else:
                 # Like asyncio.to_thread: the handler sees the caller's context variables.
-                work = self._pool.submit(call)
+                assert waiter is not None  # ``run`` makes one for thread work
+                then = functools.partial(self._settled, key, waiter)
+                return self._pool.submit(call, then)
         except BaseException:
             self._forget(key)
             raise
@@ -374,6 +388,15 @@ class Executor:
             with self._lock:  # ``_forget``, inline on this hot path
                 del self._running[key]
             self._release()
+
+    def _settled(
+        self, key: object, waiter: asyncio.Future[None], work: asyncio.Future[object]
+    ) -> None:
+        """Thread work settled: ``_finished``, then the caller's ``waiter`` woken (unless the
+        wait already ended)."""
+        self._finished(key, work)
+        if not waiter.done():
+            waiter.set_result(None)
 
     def _finished(self, key: object, work: asyncio.Future[object]) -> None:
         if not work.cancelled():
@@ -432,6 +455,7 @@ async def _race(
     deadline: float,
     disconnected: asyncio.Event | None,
     stopped: _Stop,
+    waiter: asyncio.Future[None] | None = None,
 ) -> _Outcome:
     """Wait until ``future`` completes, the deadline passes, ``disconnected`` is set or the
     executor is ``stopped``.
@@ -439,17 +463,21 @@ async def _race(
     A completed future wins over the others, so a granted slot or a finished result is
     never lost to a simultaneous timeout.  One plain future is woken by callbacks (the work's
     completion, a timer, the disconnect and stop signals): no task is created on the common
-    path.
+    path.  A ``waiter`` given is one that ``future``'s completion already wakes.
     """
     if not future.done():
-        waiter: asyncio.Future[None] = loop.create_future()
+        linked = waiter is not None
+        if waiter is None:
+            waiter = loop.create_future()
 
         def wake(*_: object) -> None:
             if not waiter.done():
                 waiter.set_result(None)
 
-        future.add_done_callback(wake)
-        timer = loop.call_at(deadline, wake)
+        if not linked:
+            future.add_done_callback(wake)
+        alarms = alarms_for(loop)  # a loop timer costs several times more to set and cancel
+        alarm = alarms.at(deadline, wake)
         watcher: asyncio.Task[Any] | None = None
         if isinstance(disconnected, Signal):
             disconnected.add_callback(wake)
@@ -463,8 +491,9 @@ async def _race(
         try:
             await waiter
         finally:
-            timer.cancel()
-            future.remove_done_callback(wake)
+            alarms.cancel(alarm)
+            if not linked:
+                future.remove_done_callback(wake)
             wakers.discard(wake)
             if isinstance(disconnected, Signal):
                 disconnected.remove_callback(wake)

@@ -249,7 +249,10 @@ class ToolCall(NamedTuple):
 def _bind(call: ToolCall) -> ToolArguments[Any]:
     tool = call.tool
     schema = tool.input_schema
-    with call.gate:  # the server's budget, whatever the tool was built with
+    gate = call.gate
+    gate.enter()  # ``with gate:`` without its two Python frames
+    try:
+        # the server's budget, whatever the tool was built with
         budget = min(
             call.limits.max_evaluation_operations,
             schema.limits.max_evaluation_operations,
@@ -262,6 +265,8 @@ def _bind(call: ToolCall) -> ToolArguments[Any]:
                 else ArgumentsFailure.INVALID,
                 schema.explain(call.arguments, max_operations=budget),
             )
+    finally:
+        gate.leave()
     if tool.shape in _TYPED_SHAPES and tool.input_model is not None:
         converted: object = tool.input_model.bind_validated(call.arguments)
     else:
@@ -278,9 +283,13 @@ def _recognise_tool(
     ):  # a task's typed value (``TaskHandle.complete``) is written as a typed tool's
         if tool.output_model is None:  # pragma: no cover - typed tools always have one
             raise _contract_failure("typed tool without an output model")
+        gate = call.gate
         try:
-            with call.gate:
+            gate.enter()  # ``with gate:`` without its two Python frames
+            try:
                 structured = tool.output_model.to_json(returned)
+            finally:
+                gate.leave()
         except OutputError:
             log.error(
                 "mcpkit: the handler of %s returned %s, which its declared output type does "

@@ -215,7 +215,9 @@ class Pipeline:
         self._authorizer = authorizer
         self.limits = limits
         self._admission = admission
-        self.remembered: Callable[[str, HttpRequest | None], Admitted | None] | None = None
+        self.remembered: (
+            Callable[[str, HttpRequest | None, HeaderFields | None], Admitted | None] | None
+        ) = None
         """A synchronous admission for requests decided before (the resource server's
         remembered tokens): ``None`` from it, or no such thing, means ``admit`` decides."""
         self.sessions = sessions
@@ -288,7 +290,9 @@ class Pipeline:
             remembered = self.remembered
             if self._admission is None:
                 admitted = _EVERYONE  # no coroutine to build and await
-            elif remembered is not None and (known := remembered(runtime.endpoint.path, http)):
+            elif remembered is not None and (
+                known := remembered(runtime.endpoint.path, http, headers)
+            ):
                 admitted = known  # a bearer token verified before (the resource server)
             else:
                 decision = await self.admit(

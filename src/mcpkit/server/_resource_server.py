@@ -38,6 +38,7 @@ from mcpkit.errors import (
 from mcpkit.json import encode
 from mcpkit.limits import Limits
 from mcpkit.model import Endpoint, EndpointRegistry
+from mcpkit.protocol import HeaderFields
 from mcpkit.server._access_token import (
     SCOPE_TOKEN,
     AccessToken,
@@ -379,18 +380,24 @@ class Authorization:
                 return self.insufficient(request.endpoint, missing)
         return admitted
 
-    def remembered(self, path: str, http: HttpRequest | None) -> Admitted | None:
+    def remembered(
+        self, path: str, http: HttpRequest | None, fields: HeaderFields | None = None
+    ) -> Admitted | None:
         """The usual request's admission without a coroutine: its one bearer token was
         verified before, is still remembered as valid, and fits this endpoint.  ``None`` for
-        anything else (a refusal included), which ``admit`` then decides in full."""
+        anything else (a refusal included), which ``admit`` then decides in full.
+        ``fields``, when given, is ``http``'s headers already indexed (one lookup, no scan)."""
         if http is None or self.config.pass_token:
             return None
         header: str | None = None
-        for name, value in http.headers:
-            if name == "authorization":
-                if header is not None:
-                    return None
-                header = value
+        if fields is not None:
+            header = fields.raw("authorization")  # ``None`` when absent or repeated
+        else:
+            for name, value in http.headers:
+                if name == "authorization":
+                    if header is not None:
+                        return None
+                    header = value
         if header is None or header[:7].lower() != "bearer ":
             return None
         credentials = header[7:].strip(" \t")  # what admit reads from the same header

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any, Final, Literal, TypeAlias
 
 from mcpkit.model._checks import unchecked_factory
+from mcpkit.server._alarms import Alarm, Alarms, alarms_for
 from mcpkit.server._http import HttpEngine, HttpRequest, Signal
 
 __all__ = ["ASGIApp", "McpApp", "Message", "Receive", "Scope", "Send"]
@@ -139,7 +140,8 @@ class _Exchange(Signal):
 
     # Class-level defaults: most requests never start either, so none is stored per request.
     _watcher: asyncio.Task[None] | None = None
-    _timer: asyncio.TimerHandle | None = None
+    _timer: Alarm | None = None
+    _alarms: Alarms | None = None
 
     def __init__(self, receive: Receive, send: Send) -> None:
         # No ``super().__init__()``: a ``Signal`` builds nothing up front.
@@ -175,8 +177,10 @@ class _Exchange(Signal):
         # far less than ``_WATCH_AFTER``: a timer is cheaper than a task read and cancelled
         # each time, and a client that left is still noticed that soon after.
         if self._watcher is None and self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(_WATCH_AFTER, self.watch)
-        super().add_callback(callback)
+            loop = asyncio.get_running_loop()
+            alarms = self._alarms = alarms_for(loop)  # cheaper than a loop timer
+            self._timer = alarms.at(loop.time() + _WATCH_AFTER, self.watch)
+        Signal.add_callback(self, callback)  # the base called directly: ``super()`` costs more
 
     async def wait(self) -> Literal[True]:
         self.watch()
@@ -202,7 +206,8 @@ class _Exchange(Signal):
         it).  One that already ended either saw the disconnect or met a ``receive()`` failure,
         which is returned: it is not ours to hide."""
         if self._timer is not None:
-            self._timer.cancel()
+            assert self._alarms is not None  # set with the timer
+            self._alarms.cancel(self._timer)
         watcher = self._watcher
         if watcher is None:
             return None
@@ -247,7 +252,9 @@ def _declares_more_than(names: list[str], values: list[str], limit: int, width: 
     """
     count = names.count(_CONTENT_LENGTH)
     if count == 1:
-        return _over(values[names.index(_CONTENT_LENGTH)], limit, width)
+        value = values[names.index(_CONTENT_LENGTH)]
+        # ``_over``'s first test here: the usual value is too short to say more, no call made
+        return len(value) >= width and _over(value, limit, width)
     return count > 1 and any(
         _over(value, limit, width)
         for name, value in zip(names, values, strict=True)

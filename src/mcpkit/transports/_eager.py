@@ -16,6 +16,9 @@ from typing import Any, Final
 
 __all__ = ["start_eagerly"]
 
+_Running = dict[asyncio.AbstractEventLoop, "asyncio.Task[Any]"]
+_CURRENT: Final[_Running] = asyncio.tasks._current_tasks  # type: ignore[attr-defined]
+"""The running task of each loop, as ``asyncio.current_task`` reads it (without its frame)."""
 _TAKEN: Final = object()
 """What ``_Resumed`` holds once the first step's outcome has been taken."""
 
@@ -35,7 +38,7 @@ def start_eagerly(
     called.  An exception out of the step is raised here (a task would keep it).
     """
     task: asyncio.Task[None] = asyncio.Task.__new__(asyncio.Task)
-    outer = asyncio.current_task(loop)
+    outer = _CURRENT.get(loop)
     if outer is not None:
         _leave_task(loop, outer)
     _enter_task(loop, task)

@@ -30,7 +30,6 @@ built.  The URL's password (in its user part or its query) never appears in a lo
 from __future__ import annotations
 
 import collections
-import importlib.util
 import logging
 import threading
 import time
@@ -40,6 +39,7 @@ from urllib.parse import urlsplit
 from mcpkit.errors import ConfigurationError, ParseError
 from mcpkit.json import JsonObject, decode, encode
 from mcpkit.server._broadcast import Change, ChangeKind, Receiver
+from mcpkit.server._redis_client import require_redis
 
 if TYPE_CHECKING:
     import redis
@@ -132,10 +132,7 @@ class RedisBroadcaster:
             raise ConfigurationError("RedisBroadcaster: channel must be a non-empty str")
         if type(max_pending) is not int or max_pending < 1:
             raise ConfigurationError("RedisBroadcaster: max_pending must be an int of at least 1")
-        if importlib.util.find_spec("redis") is None:
-            raise ConfigurationError(
-                "RedisBroadcaster needs the redis extra: pip install 'mcpkit[redis]'"
-            )
+        require_redis("RedisBroadcaster")
         self._where = redacted(url)
         self._publisher = _client(url)
         self._subscriber = _client(url)

@@ -4,12 +4,14 @@ package is imported by ``async_client`` only, when a store first needs a client.
 
 from __future__ import annotations
 
+import importlib.util
+from collections.abc import Iterable
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from mcpkit.errors import ConfigurationError
 
-__all__ = ["RESP", "async_client", "check_url"]
+__all__ = ["RESP", "async_client", "check_settings", "check_url", "require_redis"]
 
 SCHEMES: Final = ("redis", "rediss", "unix")
 RESP: Final = 2
@@ -68,3 +70,26 @@ def async_client(url: str, timeout: float) -> tuple[Any, tuple[type[BaseExceptio
         protocol=RESP,
     )
     return client, (RedisError, OSError)
+
+
+def require_redis(owner: str) -> None:
+    """``ConfigurationError`` unless the ``redis`` client is installed (checked without
+    importing it)."""
+    if importlib.util.find_spec("redis") is None:
+        raise ConfigurationError(f"{owner} needs the redis client: pip install 'mcpkit[redis]'")
+
+
+def check_settings(
+    owner: str, prefix: object, numbers: Iterable[tuple[str, object, float, float]]
+) -> None:
+    """The settings a Redis store checks alike: its key ``prefix`` (a str of at most 256) and
+    each ``(name, value, low, high)`` of ``numbers`` (a number from ``low`` to ``high``)."""
+    if not isinstance(prefix, str) or len(prefix) > 256:
+        raise ConfigurationError(f"{owner}: prefix must be a str of at most 256")
+    for name, value, low, high in numbers:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not low <= value <= high
+        ):
+            raise ConfigurationError(f"{owner}: {name} must be a number from {low:g} to {high:g}")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib.util
 import inspect
 import logging
 import math
@@ -32,7 +31,7 @@ from mcpkit.server._rate_limit import (
     RateLimiter,
     check_bucket,
 )
-from mcpkit.server._redis_client import RESP, check_url
+from mcpkit.server._redis_client import RESP, check_url, require_redis
 
 __all__ = ["RedisTokenBucket"]
 
@@ -164,10 +163,8 @@ class RedisTokenBucket:
         if client is not None and not callable(getattr(client, "evalsha", None)):
             raise ConfigurationError("RedisTokenBucket: client must be a redis.asyncio client")
         self._shown = check_url(url, "RedisTokenBucket")
-        if client is None and importlib.util.find_spec("redis") is None:
-            raise ConfigurationError(
-                "RedisTokenBucket needs the redis client: pip install 'mcpkit[redis]'"
-            )
+        if client is None:
+            require_redis("RedisTokenBucket")
         # One token is ``unit`` units and ``rate`` units come back per microsecond: the
         # period in microseconds and refill_tokens, in lowest terms.
         period = round(refill_period_seconds * _US)

@@ -41,7 +41,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import importlib.util
 import logging
 import math
 import secrets
@@ -62,7 +61,12 @@ from mcpkit.limits import Limits
 from mcpkit.model import Revision
 from mcpkit.server._conversation import HANDSHAKE_LOG_LEVEL
 from mcpkit.server._events import Replay, parse_event_id
-from mcpkit.server._redis_client import async_client, check_url
+from mcpkit.server._redis_client import (
+    async_client,
+    check_settings,
+    check_url,
+    require_redis,
+)
 from mcpkit.server._sessions import RECLAIM_AFTER_SECONDS, Session, new_session_id
 
 __all__ = ["RedisEventStore", "RedisSessionStore"]
@@ -337,26 +341,17 @@ class RedisSessionStore:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._shown = check_url(url, "RedisSessionStore")
-        if not isinstance(prefix, str) or len(prefix) > 256:
-            raise ConfigurationError("RedisSessionStore: prefix must be a str of at most 256")
-        for name, value, low, high in (
-            ("revalidate_seconds", revalidate_seconds, 0.0, 60.0),
-            ("timeout_seconds", timeout_seconds, 0.01, 60.0),
-        ):
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, (int, float))
-                or not low <= value <= high
-            ):
-                raise ConfigurationError(
-                    f"RedisSessionStore: {name} must be a number from {low:g} to {high:g}"
-                )
+        check_settings(
+            "RedisSessionStore",
+            prefix,
+            (
+                ("revalidate_seconds", revalidate_seconds, 0.0, 60.0),
+                ("timeout_seconds", timeout_seconds, 0.01, 60.0),
+            ),
+        )
         if limits is not None and not isinstance(limits, Limits):
             raise ConfigurationError("RedisSessionStore: limits must be a Limits")
-        if importlib.util.find_spec("redis") is None:
-            raise ConfigurationError(
-                "RedisSessionStore needs the redis client: pip install 'mcpkit[redis]'"
-            )
+        require_redis("RedisSessionStore")
         self.prefix = prefix
         self.limits = Limits() if limits is None else limits
         self._adopt = limits is None

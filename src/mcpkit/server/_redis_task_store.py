@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib.util
 import json
 import logging
 import math
@@ -46,7 +45,12 @@ from typing import Any, Final, TypeVar
 
 from mcpkit.errors import ConfigurationError, TaskQuota, TaskStoreUnavailable
 from mcpkit.limits import Limits
-from mcpkit.server._redis_client import async_client, check_url
+from mcpkit.server._redis_client import (
+    async_client,
+    check_settings,
+    check_url,
+    require_redis,
+)
 from mcpkit.server._task_store import (
     Change,
     TaskKey,
@@ -333,30 +337,21 @@ class RedisTaskStore:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._shown = check_url(url, "RedisTaskStore")
-        if not isinstance(prefix, str) or len(prefix) > 256:
-            raise ConfigurationError("RedisTaskStore: prefix must be a str of at most 256")
         if node is not None and (
             not isinstance(node, str) or not 1 <= len(node) <= 256 or not node.isprintable()
         ):
             raise ConfigurationError(
                 "RedisTaskStore: node must be a printable str of 1 to 256 characters"
             )
-        for name, value, low, high in (
-            ("lease_seconds", lease_seconds, 1.0, 3_600.0),
-            ("timeout_seconds", timeout_seconds, 0.01, 60.0),
-        ):
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, (int, float))
-                or not low <= value <= high
-            ):
-                raise ConfigurationError(
-                    f"RedisTaskStore: {name} must be a number from {low:g} to {high:g}"
-                )
-        if importlib.util.find_spec("redis") is None:
-            raise ConfigurationError(
-                "RedisTaskStore needs the redis client: pip install 'mcpkit[redis]'"
-            )
+        check_settings(
+            "RedisTaskStore",
+            prefix,
+            (
+                ("lease_seconds", lease_seconds, 1.0, 3_600.0),
+                ("timeout_seconds", timeout_seconds, 0.01, 60.0),
+            ),
+        )
+        require_redis("RedisTaskStore")
         self.prefix = prefix
         self.node = secrets.token_hex(16) if node is None else node
         self._url = url

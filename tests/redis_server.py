@@ -2,7 +2,9 @@
 free port, with no persistence, in a temporary directory; stopped by its PID.
 
 ``running_redis()`` yields a ``RedisServer``; ``stop()`` and ``start()`` (on the same port)
-let a test take Redis away and bring it back.  Its absence is a failure, not a skip.
+let a test take Redis away and bring it back.  A subclass changes how it runs (``arguments``)
+and how it is asked whether it is up (``answers``); ``running(Kind)`` yields one of
+those.  Its absence is a failure, not a skip.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypeVar
 
 WAIT = 10.0
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
@@ -53,6 +56,14 @@ class RedisServer:
         """The process's id while it runs."""
         return None if self._process is None else self._process.pid
 
+    def arguments(self) -> list[str]:
+        """What it is run with, besides where: no persistence."""
+        return ["--save", "", "--appendonly", "no"]
+
+    def answers(self) -> bool:
+        """Whether it answers ``PING``."""
+        return ping(self.port)
+
     def start(self) -> None:
         """Start it (again, on the same port) and wait until it answers ``PING``."""
         assert os.access(REDIS_SERVER, os.X_OK), (
@@ -66,8 +77,7 @@ class RedisServer:
                     REDIS_SERVER,
                     "--bind", "127.0.0.1",
                     "--port", str(self.port),
-                    "--save", "",
-                    "--appendonly", "no",
+                    *self.arguments(),
                     "--dir", str(self.directory),
                     "--daemonize", "no",
                     "--protected-mode", "yes",
@@ -78,18 +88,20 @@ class RedisServer:
                 cwd=self.directory,
             )  # fmt: skip
         deadline = time.monotonic() + WAIT
-        while not ping(self.port):
+        while not self.answers():
             if self._process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError(f"redis-server did not start on port {self.port}")
             time.sleep(0.01)
 
     def stop(self) -> None:
-        """Stop it by its PID (SIGTERM, then SIGKILL) and wait until it is gone."""
+        """Stop it by its PID, paused or not (SIGCONT, SIGTERM, then SIGKILL if it lingers),
+        and wait until it is gone."""
         process, self._process = self._process, None
         if process is None:
             return
         if process.poll() is None:
+            os.kill(process.pid, signal.SIGCONT)
             os.kill(process.pid, signal.SIGTERM)
             try:
                 process.wait(WAIT)
@@ -98,12 +110,23 @@ class RedisServer:
                 process.wait(WAIT)
 
 
+Server = TypeVar("Server", bound=RedisServer)
+
+
 @contextlib.contextmanager
 def running_redis() -> Iterator[RedisServer]:
     """A fresh ``redis-server`` for the block, stopped (and its directory removed) after."""
+    with running(RedisServer) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def running(kind: type[Server]) -> Iterator[Server]:
+    """A fresh ``redis-server`` of ``kind`` for the block, stopped (and its directory
+    removed) after."""
     with tempfile.TemporaryDirectory(prefix="mcpkit-redis-") as directory:
         for attempt in range(3):  # a free port may be taken before redis-server binds it
-            server = RedisServer(Path(directory), free_port())
+            server = kind(Path(directory), free_port())
             try:
                 server.start()
                 break

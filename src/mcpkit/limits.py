@@ -64,6 +64,7 @@ _RANGES: Final[dict[str, tuple[float, float]]] = {
     "max_session_subscription_bytes": (1, 16 * MiB),
     "stream_keepalive_seconds": (0.01, 3_600.0),
     "max_pending_client_requests": (1, 4_096),
+    "max_session_signals": (1, 1_000_000),
     "max_session_streams": (1, 1_024),
     "max_stream_events": (1, 1_000_000),
     "max_session_event_streams": (1, 65_536),
@@ -250,6 +251,11 @@ class Limits:
     max_pending_client_requests: int = 16
     """Requests the server has sent one 2025 session (or stdio client) for input and not yet
     had answered; one more fails its call with 429 / -31999."""
+    max_session_signals: int = 1_024
+    """With a session store shared by several nodes (``RedisSessionStore``): cancels and
+    answers this node is passing on to the node that runs the call and not yet handed to
+    Redis; one more is dropped, as a message lost on the way would be (the call it concerns
+    runs on, or fails when its wait for the answer ends)."""
     client_request_timeout_seconds: float = 300.0
     """How long a 2025 call waits for the client to answer the requests of one round of input
     (a person may be filling in a form); then the call fails with ``InputUnavailable``."""

@@ -2,10 +2,10 @@
 ``mcpkit serve`` nodes of ``redis_faults_app.py`` on it, a load of concurrent requests, and
 listen streams, all on loopback ports.
 
-- ``running_durable_redis()`` yields a :class:`DurableRedis`: append-only persistence on
-  (``appendfsync everysec``) in a temporary directory, a password, and ``kill`` (SIGKILL),
-  ``pause`` (SIGSTOP) and ``resume`` (SIGCONT) by its PID; ``start`` brings it back on the
-  same port with what it had written.
+- ``running(DurableRedis)`` (``tests/redis_server``) yields a :class:`DurableRedis`:
+  append-only persistence on (``appendfsync everysec``) in a temporary directory, a password,
+  and ``kill`` (SIGKILL), ``pause`` (SIGSTOP) and ``resume`` (SIGCONT) by its PID; ``start``
+  brings it back on the same port with what it had written.
 - ``start_node`` starts one node and waits for ``/readyz``; the ``ExitStack`` it is given
   stops it by its PID.
 - :class:`Load` sends, from several threads, every kind of request of :data:`KINDS` to the
@@ -27,10 +27,9 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -39,7 +38,8 @@ import redis
 
 from mcpkit.testing import stateless_headers, stateless_request
 
-from ..redis_server import REDIS_SERVER, free_port
+from ..redis_server import RedisServer, free_port
+from . import cluster
 from .cluster import stop_process
 
 ROOT: Final = Path(__file__).resolve().parents[2]
@@ -60,23 +60,23 @@ def _client(url: str) -> redis.Redis:
     return redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
 
 
-class DurableRedis:
-    """One ``redis-server`` with append-only persistence in ``directory``, on ``port``; ``url``
-    (with the password) stays the same across ``kill``/``terminate`` and ``start``."""
+class DurableRedis(RedisServer):
+    """A ``redis-server`` with append-only persistence and a password; ``url`` (with the
+    password) stays the same across ``kill`` and ``start``, which brings back what it wrote."""
 
     def __init__(self, directory: Path, port: int) -> None:
-        self.directory = directory
-        self.port = port
+        super().__init__(directory, port)
         self.url = f"redis://:{PASSWORD}@127.0.0.1:{port}/0"
-        self._process: subprocess.Popen[bytes] | None = None
 
-    @property
-    def pid(self) -> int:
-        assert self._process is not None, "not running"
-        return self._process.pid
+    def arguments(self) -> list[str]:
+        return [
+            "--requirepass", PASSWORD,
+            "--save", "",
+            "--appendonly", "yes",
+            "--appendfsync", "everysec",
+        ]  # fmt: skip
 
     def answers(self) -> bool:
-        """Whether it answers ``PING``."""
         client = _client(self.url)
         try:
             return bool(client.ping())
@@ -85,38 +85,11 @@ class DurableRedis:
         finally:
             client.close()
 
-    def start(self) -> None:
-        """Start it (again, on the same port, with what its append-only file holds) and wait
-        until it answers ``PING``."""
-        assert os.access(REDIS_SERVER, os.X_OK), (
-            "redis-server is not installed: run make services (apt-get install redis-server)"
-        )
-        assert self._process is None, "already running"
-        with (self.directory / "redis.log").open("ab") as log:
-            self._process = subprocess.Popen(
-                [
-                    REDIS_SERVER,
-                    "--bind", "127.0.0.1",
-                    "--port", str(self.port),
-                    "--requirepass", PASSWORD,
-                    "--save", "",
-                    "--appendonly", "yes",
-                    "--appendfsync", "everysec",
-                    "--dir", str(self.directory),
-                    "--daemonize", "no",
-                    "--protected-mode", "yes",
-                ],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                cwd=self.directory,
-            )  # fmt: skip
-        deadline = time.monotonic() + WAIT
-        while not self.answers():
-            if self._process.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"redis-server did not start on port {self.port}")
-            time.sleep(0.01)
+    @property
+    def running(self) -> int:
+        """Its process id (it must run)."""
+        assert self.pid is not None, "not running"
+        return self.pid
 
     def kill(self) -> None:
         """SIGKILL by its PID: it ends at once, without a chance to write anything more."""
@@ -127,30 +100,17 @@ class DurableRedis:
 
     def pause(self) -> None:
         """SIGSTOP: it hangs; connections are still accepted, nothing is answered."""
-        os.kill(self.pid, signal.SIGSTOP)
+        os.kill(self.running, signal.SIGSTOP)
 
     def resume(self) -> None:
         """SIGCONT, after ``pause``."""
-        os.kill(self.pid, signal.SIGCONT)
+        os.kill(self.running, signal.SIGCONT)
 
     def wake(self) -> None:
         """SIGCONT if it runs (paused or not): so that nodes stopping after a failed test do
         not wait on a Redis left hung."""
         if self._process is not None and self._process.poll() is None:
             os.kill(self._process.pid, signal.SIGCONT)
-
-    def stop(self) -> None:
-        """Stop it by its PID, paused or not (SIGCONT, SIGTERM, then SIGKILL if it lingers)."""
-        process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        os.kill(process.pid, signal.SIGCONT)
-        os.kill(process.pid, signal.SIGTERM)
-        try:
-            process.wait(WAIT)
-        except subprocess.TimeoutExpired:  # pragma: no cover - only if it hangs
-            os.kill(process.pid, signal.SIGKILL)
-            process.wait(WAIT)
 
     def clients(self) -> dict[str, int]:
         """How many connections each client name holds (``CLIENT LIST``), this one's left out."""
@@ -161,25 +121,6 @@ class DurableRedis:
             client.close()
         names = [str(entry["name"]) for entry in listed if "client-list" not in entry["cmd"]]
         return {name: names.count(name) for name in set(names)}
-
-
-@contextlib.contextmanager
-def running_durable_redis() -> Iterator[DurableRedis]:
-    """A fresh durable ``redis-server`` for the block, stopped (and its directory removed)
-    after."""
-    with tempfile.TemporaryDirectory(prefix="mcpkit-redis-faults-") as directory:
-        for attempt in range(3):  # a free port may be taken before redis-server binds it
-            server = DurableRedis(Path(directory), free_port())
-            try:
-                server.start()
-                break
-            except RuntimeError:
-                if attempt == 2:
-                    raise
-        try:
-            yield server
-        finally:
-            server.stop()
 
 
 # --- nodes ----------------------------------------------------------------------------------
@@ -278,16 +219,8 @@ def text_of(reply: Reply) -> str:
 
 
 @dataclass
-class Node:
+class Node(cluster.Node):
     """One ``mcpkit serve tests/scale/redis_faults_app.py`` process."""
-
-    name: str
-    port: int
-    process: subprocess.Popen[bytes]
-    log_path: Path
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
 
     def rss_kib(self) -> int:
         """Its resident set size (``VmRSS``), in KiB."""

@@ -48,6 +48,7 @@ from mcpkit.server._redis_broadcast import MAX_DELAY
 from mcpkit.server._redis_rate_limit import _RETRY_SECONDS
 from mcpkit.server._tasks import _RETRY_MOST
 
+from ..redis_server import running
 from .redis_faults import (
     PASSWORD,
     WATCHED,
@@ -60,7 +61,6 @@ from .redis_faults import (
     call,
     open_session,
     post,
-    running_durable_redis,
     start_node,
     text_of,
 )
@@ -337,7 +337,7 @@ def test_redis_away_under_load_fails_only_the_fixed_answers_and_everything_comes
     fault: Fault, tmp_path: Path
 ) -> None:
     outage = Outage()
-    with running_durable_redis() as redis, contextlib.ExitStack() as stack:
+    with running(DurableRedis) as redis, contextlib.ExitStack() as stack:
         nodes = [
             start_node(
                 f"node{index}", redis, tmp_path, stack,

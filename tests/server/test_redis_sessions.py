@@ -21,7 +21,7 @@ import secrets
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -457,106 +457,111 @@ def loop() -> Iterator[Loop]:
     running.stop()
 
 
+Stores = Callable[..., RedisSessionStore]
+
+
+@pytest.fixture
+def stores(loop: Loop, redis_server: RedisServer) -> Iterator[Stores]:
+    """Makes stores on the test's Redis, each with a prefix of its own; closed after."""
+    made_here: list[RedisSessionStore] = []
+
+    def make(**options: Any) -> RedisSessionStore:
+        store = made(loop, redis_server.url, **options)
+        made_here.append(store)
+        return store
+
+    yield make
+    for store in made_here:
+        loop.run(store.aclose())
+
+
+@pytest.fixture
+def raw(redis_server: RedisServer) -> Iterator[redis.Redis]:
+    """A plain client of the test's Redis, to look at or change what the stores keep."""
+    client = redis.Redis.from_url(redis_server.url)
+    yield client
+    client.close()
+
+
 def made(loop: Loop, url: str, **options: Any) -> RedisSessionStore:
     options.setdefault("prefix", f"t{secrets.token_hex(4)}:")
     return RedisSessionStore(url, **options)
 
 
 def test_a_session_is_created_with_or_without_client_metadata(
-    loop: Loop, redis_server: RedisServer
+    loop: Loop, redis_server: RedisServer, stores: Stores
 ) -> None:
-    store = made(loop, redis_server.url)
-    try:
-        bare = loop.run(store.create("alice", "/mcp", NOVEMBER, None, None))
-        assert bare.client_info is None and bare.link is store
-        other = made(loop, redis_server.url, prefix=store.prefix)
-        found = loop.run(other.get(bare.id))
-        assert found is not None and found.client_info is None and found.owner == "alice"
-        assert found.client_capabilities is None and found.log_level == "info"
-        loop.run(other.aclose())
-        assert loop.run(store.get("never issued")) is None
-    finally:
-        loop.run(store.aclose())
+    store = stores()
+    bare = loop.run(store.create("alice", "/mcp", NOVEMBER, None, None))
+    assert bare.client_info is None and bare.link is store
+    other = made(loop, redis_server.url, prefix=store.prefix)
+    found = loop.run(other.get(bare.id))
+    assert found is not None and found.client_info is None and found.owner == "alice"
+    assert found.client_capabilities is None and found.log_level == "info"
+    loop.run(other.aclose())
+    assert loop.run(store.get("never issued")) is None
 
 
-def test_the_most_sessions_hold_across_owners(loop: Loop, redis_server: RedisServer) -> None:
+def test_the_most_sessions_hold_across_owners(loop: Loop, stores: Stores) -> None:
     limits = Limits(max_sessions=2, max_sessions_per_owner=2, max_anonymous_sessions=2)
-    store = made(loop, redis_server.url, limits=limits)
-    try:
-        loop.run(store.create("a", "/mcp", NOVEMBER, None, None))
-        loop.run(store.create("b", "/mcp", NOVEMBER, None, None))
-        with pytest.raises(TooManySessions):
-            loop.run(store.create("c", "/mcp", NOVEMBER, None, None))
-    finally:
-        loop.run(store.aclose())
+    store = stores(limits=limits)
+    loop.run(store.create("a", "/mcp", NOVEMBER, None, None))
+    loop.run(store.create("b", "/mcp", NOVEMBER, None, None))
+    with pytest.raises(TooManySessions):
+        loop.run(store.create("c", "/mcp", NOVEMBER, None, None))
 
 
 def test_a_session_gone_from_redis_is_let_go_at_its_next_read(
-    loop: Loop, redis_server: RedisServer
+    loop: Loop, stores: Stores, raw: redis.Redis
 ) -> None:
-    store = made(loop, redis_server.url, revalidate_seconds=0.0)
-    client = redis.Redis.from_url(redis_server.url)
-    try:
-        session = loop.run(store.create("a", "/mcp", NOVEMBER, None, None))
-        stopped: list[int] = []
-        session.begin(1, lambda: stopped.append(1), 4)
-        for key in client.keys(store.prefix + "s:*"):
-            client.delete(key)  # as Redis's expiry does, with no signal
-        assert loop.run(store.get(session.id)) is None
-        assert session.ended and stopped == [1] and store.held == 0
-        # a record that is not one the store wrote is no session either
-        again = loop.run(store.create("a", "/mcp", NOVEMBER, None, None))
-        (key,) = client.keys(store.prefix + "s:*")
-        client.hset(key, "r", "1999-01-01")
-        assert loop.run(store.get(again.id)) is None
-    finally:
-        client.close()
-        loop.run(store.aclose())
+    store = stores(revalidate_seconds=0.0)
+    session = loop.run(store.create("a", "/mcp", NOVEMBER, None, None))
+    stopped: list[int] = []
+    session.begin(1, lambda: stopped.append(1), 4)
+    for key in raw.keys(store.prefix + "s:*"):
+        raw.delete(key)  # as Redis's expiry does, with no signal
+    assert loop.run(store.get(session.id)) is None
+    assert session.ended and stopped == [1] and store.held == 0
+    # a record that is not one the store wrote is no session either
+    again = loop.run(store.create("a", "/mcp", NOVEMBER, None, None))
+    (key,) = raw.keys(store.prefix + "s:*")
+    raw.hset(key, "r", "1999-01-01")
+    assert loop.run(store.get(again.id)) is None
 
 
 def test_a_record_with_broken_times_or_metadata_is_read_with_care(
-    loop: Loop, redis_server: RedisServer
+    loop: Loop, stores: Stores, raw: redis.Redis
 ) -> None:
-    store = made(loop, redis_server.url, revalidate_seconds=0.0)
-    client = redis.Redis.from_url(redis_server.url)
-    try:
-        info = JsonObject({"name": "c"})
-        session = loop.run(store.create("a", "/mcp", NOVEMBER, info, JsonObject()))
-        (key,) = client.keys(store.prefix + "s:*")
-        client.hset(key, mapping={"ci": "[1]", "cc": "7", "s": '{"a": 1}'})
-        found = loop.run(store.get(session.id))
-        assert found is session and found.client_info == info  # what it held stays
-        client.hset(key, "t", "soon")
-        assert loop.run(store.get(session.id)) is None  # a time that is not one: gone
-    finally:
-        client.close()
-        loop.run(store.aclose())
+    store = stores(revalidate_seconds=0.0)
+    info = JsonObject({"name": "c"})
+    session = loop.run(store.create("a", "/mcp", NOVEMBER, info, JsonObject()))
+    (key,) = raw.keys(store.prefix + "s:*")
+    raw.hset(key, mapping={"ci": "[1]", "cc": "7", "s": '{"a": 1}'})
+    found = loop.run(store.get(session.id))
+    assert found is session and found.client_info == info  # what it held stays
+    raw.hset(key, "t", "soon")
+    assert loop.run(store.get(session.id)) is None  # a time that is not one: gone
 
 
 def test_touch_pushes_the_expiry_back_at_most_every_tenth_of_the_idle_time(
-    loop: Loop, redis_server: RedisServer
+    loop: Loop, stores: Stores, raw: redis.Redis
 ) -> None:
     clock = [1_000.0]
     limits = Limits(session_idle_timeout_seconds=60.0)
-    store = made(loop, redis_server.url, limits=limits, clock=lambda: clock[0])
-    client = redis.Redis.from_url(redis_server.url)
-    try:
-        session = loop.run(store.create("a", "/mcp", NOVEMBER, None, None))
-        (key,) = client.keys(store.prefix + "s:*")
-        clock[0] += 4
-        loop.run(store.touch(session))
-        assert client.hget(key, "t") == b"1000.0"  # within 5 s (at most a tenth): not yet
-        clock[0] += 1
-        loop.run(store.touch(session))
-        assert client.hget(key, "t") == b"1005.0"
-        client.delete(key)
-        clock[0] += 5
-        loop.run(store.touch(session))  # gone meanwhile: let go
-        assert session.ended and store.held == 0
-        loop.run(store.touch(session))  # not held: nothing to do
-    finally:
-        client.close()
-        loop.run(store.aclose())
+    store = stores(limits=limits, clock=lambda: clock[0])
+    session = loop.run(store.create("a", "/mcp", NOVEMBER, None, None))
+    (key,) = raw.keys(store.prefix + "s:*")
+    clock[0] += 4
+    loop.run(store.touch(session))
+    assert raw.hget(key, "t") == b"1000.0"  # within 5 s (at most a tenth): not yet
+    clock[0] += 1
+    loop.run(store.touch(session))
+    assert raw.hget(key, "t") == b"1005.0"
+    raw.delete(key)
+    clock[0] += 5
+    loop.run(store.touch(session))  # gone meanwhile: let go
+    assert session.ended and store.held == 0
+    loop.run(store.touch(session))  # not held: nothing to do
 
 
 def test_ending_a_session_this_node_does_not_hold(loop: Loop, redis_server: RedisServer) -> None:
@@ -590,67 +595,62 @@ def test_a_closed_store_and_an_unreachable_redis_are_unavailable(
     loop.run(down.aclose())
 
 
-def test_a_store_that_takes_too_long_is_unavailable(loop: Loop, redis_server: RedisServer) -> None:
-    store = made(loop, redis_server.url, timeout_seconds=0.2)
+def test_a_store_that_takes_too_long_is_unavailable(
+    loop: Loop, redis_server: RedisServer, stores: Stores
+) -> None:
+    store = stores(timeout_seconds=0.2)
+    loop.run(store.create("a", "/mcp", NOVEMBER, None, None))
+    assert redis_server.pid is not None
+    os.kill(redis_server.pid, signal.SIGSTOP)
     try:
-        loop.run(store.create("a", "/mcp", NOVEMBER, None, None))
-        assert redis_server.pid is not None
-        os.kill(redis_server.pid, signal.SIGSTOP)
-        try:
-            started = time.monotonic()
-            with pytest.raises(SessionStoreUnavailable):
-                loop.run(store.get("x"))
-            assert time.monotonic() - started < 3
-        finally:
-            os.kill(redis_server.pid, signal.SIGCONT)
+        started = time.monotonic()
+        with pytest.raises(SessionStoreUnavailable):
+            loop.run(store.get("x"))
+        assert time.monotonic() - started < 3
     finally:
-        loop.run(store.aclose())
+        os.kill(redis_server.pid, signal.SIGCONT)
 
 
 def test_the_keeper_keeps_busy_sessions_and_lets_idle_ones_go(
-    loop: Loop, redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+    loop: Loop,
+    redis_server: RedisServer,
+    monkeypatch: pytest.MonkeyPatch,
+    stores: Stores,
+    raw: redis.Redis,
 ) -> None:
     monkeypatch.setattr(redis_sessions, "_KEEP_SECONDS", 0.02)
     clock = [1_000.0]
     limits = Limits(session_idle_timeout_seconds=60.0)
-    store = made(loop, redis_server.url, limits=limits, clock=lambda: clock[0])
-    client = redis.Redis.from_url(redis_server.url)
-    try:
-        busy = loop.run(store.create("a", "/mcp", NOVEMBER, None, None))
-        idle = loop.run(store.create("b", "/mcp", NOVEMBER, None, None))
-        busy.begin(1, lambda: None, 4)
-        clock[0] += redis_sessions._LET_GO_SECONDS
-        eventually(lambda: store.held == 1)  # the idle one let go, the busy one kept
-        assert not idle.ended
-        store._let_go(redis_sessions._Held(idle, "x", 0.0, 0.0), ended=False)  # not held: no-op
-        digest = hashlib.sha256(busy.id.encode()).hexdigest()
-        assert client.hget(f"{store.prefix}s:{digest}", "t") == repr(clock[0]).encode()
-        # while Redis is away the keeper waits for its next beat
-        redis_server.stop()
-        clock[0] += 10
-        time.sleep(0.2)
-        redis_server.start()
-        eventually(lambda: client.hget(f"{store.prefix}s:{digest}", "t") is None or True)
-    finally:
-        client.close()
-        loop.run(store.aclose())
+    store = stores(limits=limits, clock=lambda: clock[0])
+    busy = loop.run(store.create("a", "/mcp", NOVEMBER, None, None))
+    idle = loop.run(store.create("b", "/mcp", NOVEMBER, None, None))
+    busy.begin(1, lambda: None, 4)
+    clock[0] += redis_sessions._LET_GO_SECONDS
+    eventually(lambda: store.held == 1)  # the idle one let go, the busy one kept
+    assert not idle.ended
+    store._let_go(redis_sessions._Held(idle, "x", 0.0, 0.0), ended=False)  # not held: no-op
+    digest = hashlib.sha256(busy.id.encode()).hexdigest()
+    assert raw.hget(f"{store.prefix}s:{digest}", "t") == repr(clock[0]).encode()
+    # while Redis is away the keeper waits for its next beat
+    redis_server.stop()
+    clock[0] += 10
+    time.sleep(0.2)
+    redis_server.start()
+    eventually(lambda: raw.hget(f"{store.prefix}s:{digest}", "t") is None or True)
 
 
 def test_a_lost_channel_is_heard_again_and_every_held_session_read_again(
-    loop: Loop, redis_server: RedisServer
+    loop: Loop, redis_server: RedisServer, stores: Stores
 ) -> None:
-    store = made(loop, redis_server.url, timeout_seconds=0.5)
-    try:
-        session = loop.run(store.create("a", "/mcp", NOVEMBER, None, None))
-        redis_server.stop()
-        time.sleep(0.3)
-        redis_server.start()
-        # the record died with Redis (no persistence here): a read finds it gone (the first
-        # use of a connection made before the restart fails, as a request in flight would)
-        eventually(lambda: store._held[session.id].read == -math.inf)
-        eventually(lambda: gone(loop, store, session.id))
-    finally:
-        loop.run(store.aclose())
+    store = stores(timeout_seconds=0.5)
+    session = loop.run(store.create("a", "/mcp", NOVEMBER, None, None))
+    redis_server.stop()
+    time.sleep(0.3)
+    redis_server.start()
+    # the record died with Redis (no persistence here): a read finds it gone (the first
+    # use of a connection made before the restart fails, as a request in flight would)
+    eventually(lambda: store._held[session.id].read == -math.inf)
+    eventually(lambda: gone(loop, store, session.id))
 
 
 def gone(loop: Loop, store: RedisSessionStore, session_id: str) -> bool:
@@ -661,29 +661,24 @@ def gone(loop: Loop, store: RedisSessionStore, session_id: str) -> bool:
 
 
 def test_signals_that_are_not_for_a_held_session_or_not_well_formed_are_ignored(
-    loop: Loop, redis_server: RedisServer
+    loop: Loop, stores: Stores, raw: redis.Redis
 ) -> None:
-    store = made(loop, redis_server.url)
-    client = redis.Redis.from_url(redis_server.url)
-    try:
-        session = loop.run(store.create("a", "/mcp", NOVEMBER, None, None))
-        digest = hashlib.sha256(session.id.encode()).hexdigest()
-        channel = f"{store.prefix}c:{digest}"
-        client.hset(f"{store.prefix}s:{digest}", "s", '["test://doc"]')
-        for data in (
-            b"cancel\nother\n{",
-            b"cancel\nother\ntrue",
-            b"answer\nother\n[1]",
-            b"answer\nother\n{}",
-        ):
-            client.publish(channel, data)
-        client.publish(f"{store.prefix}c:{'0' * 64}", b"end\n\n")
-        client.publish(channel, b"changed\nother\n")
-        eventually(lambda: session.wanted == ("test://doc",))  # read again, joined nowhere
-        assert not session.ended and store.held == 1
-    finally:
-        client.close()
-        loop.run(store.aclose())
+    store = stores()
+    session = loop.run(store.create("a", "/mcp", NOVEMBER, None, None))
+    digest = hashlib.sha256(session.id.encode()).hexdigest()
+    channel = f"{store.prefix}c:{digest}"
+    raw.hset(f"{store.prefix}s:{digest}", "s", '["test://doc"]')
+    for data in (
+        b"cancel\nother\n{",
+        b"cancel\nother\ntrue",
+        b"answer\nother\n[1]",
+        b"answer\nother\n{}",
+    ):
+        raw.publish(channel, data)
+    raw.publish(f"{store.prefix}c:{'0' * 64}", b"end\n\n")
+    raw.publish(channel, b"changed\nother\n")
+    eventually(lambda: session.wanted == ("test://doc",))  # read again, joined nowhere
+    assert not session.ended and store.held == 1
 
 
 def test_a_signal_that_cannot_be_sent_is_logged_and_dropped(
@@ -696,7 +691,7 @@ def test_a_signal_that_cannot_be_sent_is_logged_and_dropped(
 
         async def cancel() -> None:
             session.cancel(5)  # not running here: told to the others, who cannot hear
-            await asyncio.gather(*store._pending)
+            await asyncio.gather(*store._signals)
 
         loop.run(cancel())
         assert "session signal not sent" in caplog.text
@@ -707,14 +702,11 @@ def test_a_signal_that_cannot_be_sent_is_logged_and_dropped(
         loop.run(store.aclose())
 
 
-def test_events_of_ids_never_issued_replay_nothing(loop: Loop, redis_server: RedisServer) -> None:
-    store = made(loop, redis_server.url)
-    try:
-        assert loop.run(store.events.replay("s", "nonsense")) is None
-        assert loop.run(store.events.replay("s", "4-2")) is None
-        store.events.forget("s")  # the session's end removes them: nothing to do here
-    finally:
-        loop.run(store.aclose())
+def test_events_of_ids_never_issued_replay_nothing(loop: Loop, stores: Stores) -> None:
+    store = stores()
+    assert loop.run(store.events.replay("s", "nonsense")) is None
+    assert loop.run(store.events.replay("s", "4-2")) is None
+    store.events.forget("s")  # the session's end removes them: nothing to do here
 
 
 def test_the_redis_client_is_required(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -749,23 +741,42 @@ def test_a_store_left_by_an_ended_loop_starts_afresh_on_the_next(
         gc.collect()  # the ended loop's connections go now, under this test's filters
 
 
-def test_only_answers_with_another_nodes_ids_are_passed_on(
-    loop: Loop, redis_server: RedisServer
+def test_only_answers_with_another_nodes_ids_are_passed_on(loop: Loop, stores: Stores) -> None:
+    store = stores()
+    session = loop.run(store.create("a", "/mcp", NOVEMBER, None, None))
+    own = store.first_request_id
+    for request_id in ("x", 7, own, own + 5):  # not another node's: nothing is sent
+        store.answer(session, request_id, JsonObject({"id": request_id}))
+    assert not store._signals
+    elsewhere = own + (1 << 32)
+
+    async def answer() -> None:
+        store.answer(session, elsewhere, JsonObject({"id": elsewhere}))
+        assert len(store._signals) == 1
+        await asyncio.gather(*store._signals)
+
+    loop.run(answer())
+
+
+def test_signals_in_flight_hold_at_the_limit_and_one_past_it_is_dropped(
+    loop: Loop,
+    redis_server: RedisServer,
+    stores: Stores,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    store = made(loop, redis_server.url)
+    store = stores(limits=Limits(max_session_signals=2), timeout_seconds=0.5)
+    session = loop.run(store.create("a", "/mcp", NOVEMBER, None, None))
+    assert redis_server.pid is not None
+    os.kill(redis_server.pid, signal.SIGSTOP)  # every publish waits: the signals stay in flight
     try:
-        session = loop.run(store.create("a", "/mcp", NOVEMBER, None, None))
-        own = store.first_request_id
-        for request_id in ("x", 7, own, own + 5):  # not another node's: nothing is sent
-            store.answer(session, request_id, JsonObject({"id": request_id}))
-        assert not store._pending
-        elsewhere = own + (1 << 32)
 
-        async def answer() -> None:
-            store.answer(session, elsewhere, JsonObject({"id": elsewhere}))
-            assert len(store._pending) == 1
-            await asyncio.gather(*store._pending)
+        async def cancels(count: int) -> int:
+            for request_id in range(count):
+                session.cancel(request_id)  # none runs here: each is passed on
+            return len(store._signals)
 
-        loop.run(answer())
+        assert loop.run(cancels(2)) == 2 and "session signal dropped" not in caplog.text
+        assert loop.run(cancels(1)) == 2 and "session signal dropped" in caplog.text
     finally:
-        loop.run(store.aclose())
+        os.kill(redis_server.pid, signal.SIGCONT)
+    loop.run(asyncio.wait_for(asyncio.gather(*store._signals), 5))

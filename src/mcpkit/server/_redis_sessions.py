@@ -364,7 +364,8 @@ class RedisSessionStore:
         self._link: _Link | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._starting: asyncio.Future[_Link] | None = None  # the link being made
-        self._pending: set[asyncio.Task[Any]] = set()  # signals being sent
+        self._pending: set[asyncio.Task[Any]] = set()  # background work (close, reread, start)
+        self._signals: set[asyncio.Task[None]] = set()  # cancels and answers being sent
         self._errors: tuple[type[BaseException], ...] = (OSError,)
         self._closed = False
         self.events = RedisEventStore(self)
@@ -533,7 +534,7 @@ class RedisSessionStore:
         tasks = [] if link is None else link.tasks
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, *self._pending, return_exceptions=True)
+        await asyncio.gather(*tasks, *self._pending, *self._signals, return_exceptions=True)
         if link is not None:
             with contextlib.suppress(*self._errors):
                 await link.client.aclose()
@@ -595,6 +596,9 @@ class RedisSessionStore:
         link = self._link
         if held is None or link is None or self._closed:
             return
+        if len(self._signals) >= self.limits.max_session_signals:
+            log.warning("mcpkit: session signal dropped (max_session_signals in flight)")
+            return
         message = f"{kind}\n{link.node}\n".encode() + payload
         channel = self.prefix + "c:" + held.digest
 
@@ -606,8 +610,8 @@ class RedisSessionStore:
                 log.warning("mcpkit: session signal not sent (%s)", type(error).__name__)
 
         task = asyncio.get_running_loop().create_task(send())
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
+        self._signals.add(task)
+        task.add_done_callback(self._signals.discard)
 
     async def _call(self, operation: Callable[[_Link], Awaitable[T]]) -> T:
         """Run ``operation`` with this node's client within ``timeout_seconds``; a failure of

@@ -16,6 +16,9 @@ enforces the HTTP fields of a ``Limits``:
 
 A request whose head completes in a chunk starts once the chunk is parsed, with its first step
 run at once rather than on the loop's next turn (``start_eagerly``): most are answered in it.
+Each request runs in mcpkit's ``Cycle`` rather than uvicorn's (``_cycle.py``), and everything a
+connection writes goes through the loop's ``Outbox`` (``_outbox.py``), so that its bytes keep
+their order.
 
 Every refusal is a fixed answer that echoes nothing, followed by closing the connection, and is
 logged at DEBUG only, so a client cannot fill the server's log.
@@ -28,19 +31,23 @@ import contextvars
 import itertools
 import logging
 from typing import TYPE_CHECKING, Any, ClassVar, Final, NoReturn
+from urllib.parse import unquote
 
 import httptools
 from uvicorn.config import Config
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 from uvicorn.server import ServerState
 
+from mcpkit._grammar import OWS_CHARS
 from mcpkit.errors import InvalidRequest, Overloaded
 from mcpkit.limits import Limits
 from mcpkit.protocol import error_message
+from mcpkit.transports._cycle import Cycle
 from mcpkit.transports._eager import start_eagerly
+from mcpkit.transports._outbox import outbox_for
 
 if TYPE_CHECKING:
-    from uvicorn._types import ASGI3Application
+    from uvicorn._types import ASGI3Application, HTTPScope
 
 __all__ = ["GuardedProtocol", "guarded_protocol"]
 
@@ -84,6 +91,7 @@ _BODY: Final = 2
 # The head budget while a body arrives: body bytes are never charged to it.
 _UNBOUNDED: Final = 1 << 62
 
+_OWS: Final = OWS_CHARS.encode("ascii")
 _JOIN: Final = b"".join
 _CHAIN: Final = itertools.chain.from_iterable
 
@@ -112,6 +120,7 @@ class GuardedProtocol(HttpToolsProtocol):
     idle_connections: ClassVar[dict[GuardedProtocol, None]]
     """The server's idle connections, oldest first (a dict keeps insertion order)."""
 
+    cycle: Cycle  # the current request's (uvicorn's own cycle is never made here)
     _refusal: bytes = BAD_REQUEST  # what a stopped parser is answered with
     _parsing = False  # a chunk is being fed to the parser
     _ready: tuple[RequestResponseCycle, ASGI3Application] | None = None  # a request to start
@@ -124,6 +133,7 @@ class GuardedProtocol(HttpToolsProtocol):
         _loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         super().__init__(config, server_state, app_state, _loop)
+        self.outbox = outbox_for(self.loop)  # every write of this connection goes through it
         self.url = b""  # the head checks may run before a first request begins
         self.headers = []
         self._phase = _AWAIT
@@ -265,31 +275,72 @@ class GuardedProtocol(HttpToolsProtocol):
         return None
 
     # --- parser callbacks ---------------------------------------------------------------------
-    # On the hot path the base is called directly: super() costs several times more per call.
+    # uvicorn's on_url and on_header are kept; the rest build a ``Cycle`` (see _cycle.py).
 
     def on_message_begin(self) -> None:
-        HttpToolsProtocol.on_message_begin(self)
+        # The scope is built once the head is complete, in one step (on_headers_complete).
+        self.url = b""
+        self.headers = []
         self._phase = _HEAD  # also a request pipelined behind one still being answered
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        # llhttp keeps a value's trailing spaces and tabs, which are not part of it (RFC 9110
+        # §5.5).  Names are lower-cased for all fields at once (on_headers_complete).
+        self.headers.append((name, value.rstrip(_OWS)))
 
     def on_headers_complete(self) -> None:
         refusal = self._head_refusal()
         if refusal is not None:
             self._stop(refusal)
+        url = self.url
+        parser = self.parser
         # Only the origin form ("/path?query") is served: an absolute, authority or asterisk
-        # form is refused.
-        if self.url[:1] != b"/":
+        # form is refused.  No protocol upgrade is served either: the connection would leave
+        # these limits, and httptools would hand the body over unparsed.
+        if url[:1] != b"/" or parser.should_upgrade():
             self._stop(BAD_REQUEST)
-        HttpToolsProtocol.on_headers_complete(self)
+        headers, self.expect_100_continue = _fields(self.headers)
+        self.headers = headers
+        version = parser.get_http_version()
+        target = httptools.parse_url(url)
+        raw_path = target.path
+        path = raw_path.decode("ascii")
+        if "%" in path:
+            path = unquote(path)
+        root = self.root_path
+        scope: HTTPScope = {
+            "type": "http",
+            "asgi": {"version": self.asgi_version, "spec_version": "2.3"},
+            "http_version": version,
+            "server": self.server,
+            "client": self.client,
+            "scheme": self.scheme,  # type: ignore[typeddict-item]
+            "method": parser.get_method().decode("ascii"),
+            "root_path": root,
+            "path": root + path if root else path,
+            "raw_path": root.encode("ascii") + raw_path if root else raw_path,
+            "query_string": target.query or b"",
+            "headers": headers,
+            "state": self.app_state.copy(),
+        }
+        self.scope = scope
+        previous = self.cycle
+        cycle = self.cycle = Cycle(self, scope, version != "1.0" and parser.should_keep_alive())
+        if previous is None or previous.response_complete:
+            self._start_asgi_task(cycle, self.app)
+        else:  # pipelined behind a response still being written: it waits its turn
+            self.flow.pause_reading()
+            self.pipeline.appendleft((cycle, self.app))
         self._phase = _BODY
         self._head_room = _UNBOUNDED
         if self._header_timer is not None:
             self._header_timer.cancel()
             self._header_timer = None
 
-    def _should_upgrade(self) -> bool:
-        # uvicorn asks only when a request asks for an upgrade.  None is served: the connection
-        # would leave these limits, and httptools would hand the body over unparsed.
-        self._stop(BAD_REQUEST)
+    def on_body(self, body: bytes) -> None:
+        cycle = self.cycle
+        if not cycle.response_complete and cycle.add_body(body):
+            self.flow.pause_reading()  # until the app reads what is kept
 
     def on_message_complete(self) -> None:
         self._phase = _AWAIT
@@ -298,7 +349,9 @@ class GuardedProtocol(HttpToolsProtocol):
         if self._body_timer is not None:
             self._body_timer.cancel()
             self._body_timer = None
-        HttpToolsProtocol.on_message_complete(self)
+        cycle = self.cycle
+        if not cycle.response_complete:
+            cycle.end_body()
 
     def on_response_complete(self) -> None:
         # uvicorn's, but for its keep-alive timer: one made per response and cancelled by the
@@ -377,14 +430,20 @@ class GuardedProtocol(HttpToolsProtocol):
             or cycle.response_complete
             or (self._phase == _BODY and not cycle.response_started and not self.pipeline)
         ):
+            self.outbox.flush()  # a response still held goes first
             self.transport.write(answer)
         if cycle is not None and not cycle.response_complete:
             cycle.disconnected = True  # the app's writes stop here and it reads a disconnect
-            cycle.message_event.set()
+            cycle.set()
         self._close()
+
+    def shutdown(self) -> None:
+        self.outbox.flush()  # uvicorn's closes an idle connection: what is held goes first
+        super().shutdown()
 
     def _close(self) -> None:
         self._forget()
+        self.outbox.flush()
         self.transport.close()
         self._linger()
 
@@ -413,6 +472,23 @@ class GuardedProtocol(HttpToolsProtocol):
         _log.debug("mcpkit: closed the oldest idle connection for a new one")
         oldest._close()
         return True
+
+
+def _fields(parsed: list[tuple[bytes, bytes]]) -> tuple[list[tuple[bytes, bytes]], bool]:
+    """A head's fields as ASGI has them, names lower-cased, in arrival order; and whether the
+    head asks for ``100 Continue`` before its body is sent.
+
+    The names are lower-cased in one call, joined on a byte no name can hold.
+    """
+    if not parsed:
+        return parsed, False
+    names, values = zip(*parsed, strict=True)
+    lowered = b"\x00".join(names).lower().split(b"\x00")
+    fields = list(zip(lowered, values, strict=True))
+    expects = b"expect" in lowered and any(
+        name == b"expect" and value.lower() == b"100-continue" for name, value in fields
+    )
+    return fields, expects
 
 
 def guarded_protocol(limits: Limits) -> type[GuardedProtocol]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterator
 
 import pytest
@@ -169,3 +171,103 @@ def test_then_sees_a_failure_settled_before_any_done_callback(workers: Workers) 
         assert told == [(True, False)]  # settled, and told before the done callbacks ran
 
     run(main)
+
+
+def test_workers_run_under_sched_batch_and_the_caller_keeps_its_policy(workers: Workers) -> None:
+    # A woken worker must not preempt the loop that holds the GIL it needs (Linux only).
+    get_policy = getattr(os, "sched_getscheduler", None)
+
+    async def main() -> None:
+        if get_policy is None or not hasattr(os, "SCHED_BATCH"):
+            assert await workers.submit(lambda: "ran") == "ran"
+            return
+        caller = get_policy(0)
+        assert await workers.submit(lambda: get_policy(0)) == os.SCHED_BATCH
+        assert get_policy(0) == caller
+
+    run(main)
+
+
+@pytest.mark.parametrize("platform", ["refuses", "lacks the call"])
+def test_a_thread_whose_policy_may_not_change_still_runs_calls(
+    platform: str, workers: Workers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused(pid: int, policy: int, param: object) -> None:
+        raise PermissionError("not allowed here")  # as under a strict seccomp profile
+
+    if platform == "refuses":
+        monkeypatch.setattr(os, "sched_setscheduler", refused, raising=False)
+    else:  # macOS, Windows
+        monkeypatch.delattr(os, "sched_setscheduler", raising=False)
+
+    async def main() -> None:
+        assert await workers.submit(lambda: "ran") == "ran"
+
+    run(main)
+
+
+def _hold_then_finish_together(
+    workers: Workers, count: int, then: Callable[[asyncio.Future[object]], None] | None = None
+) -> list[asyncio.Future[object]]:
+    """``count`` calls on one thread, all settled before the loop runs again: the loop thread
+    blocks (on purpose) until every result is in its mailbox."""
+    release = threading.Event()
+    futures = [workers.submit(lambda: release.wait(WAIT), then)]
+    futures += [workers.submit(lambda: "quick", then) for _ in range(count - 1)]
+    release.set()
+    mailbox = workers._mailbox
+    assert mailbox is not None
+    deadline = time.monotonic() + WAIT
+    while len(mailbox._settles) < count and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert len(mailbox._settles) == count
+    return futures
+
+
+def test_calls_that_finish_together_wake_the_loop_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    workers = Workers(1, "test-worker")
+    wakeups: list[object] = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        wake = loop.call_soon_threadsafe
+
+        def counted(callback: Callable[..., object], *args: object) -> asyncio.Handle:
+            wakeups.append(callback)
+            return wake(callback, *args)
+
+        monkeypatch.setattr(loop, "call_soon_threadsafe", counted)
+        futures = _hold_then_finish_together(workers, 20)
+        assert await asyncio.gather(*futures) == [True] + ["quick"] * 19
+        assert len(wakeups) == 1
+        assert await workers.submit(lambda: "later") == "later"  # an empty mailbox: woken again
+        assert len(wakeups) == 2
+
+    try:
+        run(main)
+    finally:
+        workers.shutdown()
+
+
+def test_a_failing_settle_is_reported_and_the_others_still_settle() -> None:
+    workers = Workers(1, "test-worker")
+    reported: list[object] = []
+    told: list[asyncio.Future[object]] = []
+
+    def then(future: asyncio.Future[object]) -> None:
+        told.append(future)
+        if len(told) == 1:
+            raise LookupError("a broken then")
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda _loop, context: reported.append(context["exception"]))
+        futures = _hold_then_finish_together(workers, 3, then)
+        assert await asyncio.gather(*futures) == [True, "quick", "quick"]
+        assert told == futures
+        assert [type(error) for error in reported] == [LookupError]
+
+    try:
+        run(main)
+    finally:
+        workers.shutdown()

@@ -39,6 +39,8 @@ from mcpkit.transports._connections import (
     guarded_protocol,
 )
 
+from .fakes import FakeTransport
+
 WAIT = 10.0
 SHORT = 0.3  # the timeouts under test
 KiB = 1024
@@ -637,43 +639,6 @@ def test_at_the_cap_with_none_idle_a_new_connection_gets_503(
 
 
 # --- the protocol on a fake transport -----------------------------------------------------------
-
-
-class FakeTransport(asyncio.Transport):
-    def __init__(self) -> None:
-        super().__init__()
-        self.written = bytearray()
-        self.closing = False
-        self.aborted = False
-        self.buffered = 0
-        self.writes = 0  # calls of write()
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 50_000)}.get(
-            name, default
-        )
-
-    def write(self, data: bytes | bytearray | memoryview) -> None:
-        self.written += data
-        self.writes += 1
-
-    def is_closing(self) -> bool:
-        return self.closing
-
-    def close(self) -> None:
-        self.closing = True
-
-    def abort(self) -> None:
-        self.closing = self.aborted = True
-
-    def get_write_buffer_size(self) -> int:
-        return self.buffered
-
-    def pause_reading(self) -> None:
-        pass
-
-    def resume_reading(self) -> None:
-        pass
 
 
 class App:

@@ -18,49 +18,18 @@ from mcpkit.transports._connections import BAD_REQUEST, GuardedProtocol, guarded
 from mcpkit.transports._cycle import _DEFAULTS, INTERNAL_ERROR, _Defaults
 from mcpkit.transports._outbox import HOLD_BYTES, Outbox, outbox_for
 
+from .fakes import FakeTransport
+
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Script = Callable[[dict[str, Any], Receive, Send], Awaitable[Any]]
 
 
-class Transport(asyncio.Transport):
-    def __init__(self) -> None:
-        super().__init__()
-        self.written = bytearray()
-        self.writes = 0
-        self.closing = False
-        self.paused = 0  # pause_reading() calls not yet resumed
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 50_000)}.get(
-            name, default
-        )
-
-    def write(self, data: bytes | bytearray | memoryview) -> None:
-        self.written += data
-        self.writes += 1
-
-    def is_closing(self) -> bool:
-        return self.closing
-
-    def close(self) -> None:
-        self.closing = True
-
-    def get_write_buffer_size(self) -> int:
-        return 0
-
-    def pause_reading(self) -> None:
-        self.paused += 1
-
-    def resume_reading(self) -> None:
-        self.paused -= 1
-
-
-def connect(app: Script, *, access_log: bool = False) -> tuple[GuardedProtocol, Transport]:
+def connect(app: Script, *, access_log: bool = False) -> tuple[GuardedProtocol, FakeTransport]:
     config = uvicorn.Config(app, lifespan="off", log_config=None, access_log=False)
     protocol = guarded_protocol(Limits())(config, ServerState(), {}, asyncio.get_running_loop())
     protocol.access_log = access_log
-    transport = Transport()
+    transport = FakeTransport()
     protocol.connection_made(transport)
     return protocol, transport
 
@@ -77,10 +46,10 @@ async def settle() -> None:
         await asyncio.sleep(0)
 
 
-def served(app: Script, request: bytes, **options: Any) -> tuple[bytes, Transport]:
+def served(app: Script, request: bytes, **options: Any) -> tuple[bytes, FakeTransport]:
     """What a connection wrote for ``request`` answered by ``app``, once all has settled."""
 
-    async def scenario() -> tuple[bytes, Transport]:
+    async def scenario() -> tuple[bytes, FakeTransport]:
         protocol, transport = connect(app, **options)
         protocol.data_received(request)
         await settle()
@@ -611,7 +580,7 @@ def test_the_outbox_writes_at_once_past_its_hold_and_survives_a_failed_write() -
     async def scenario() -> None:
         loop = asyncio.get_running_loop()
         outbox = Outbox(loop)
-        good, broken = Transport(), Transport()
+        good, broken = FakeTransport(), FakeTransport()
 
         def fail(data: Any) -> None:
             raise OSError("gone")

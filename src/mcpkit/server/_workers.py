@@ -25,6 +25,7 @@ import asyncio
 import collections
 import contextlib
 import contextvars
+import functools
 import os
 import queue
 import threading
@@ -96,9 +97,8 @@ class Workers:
                     pending.append(item)
             for _ in range(self._started):
                 self._items.put(None)
-        for _context, _call, future, then, _mailbox in pending:
-            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits
-                future.get_loop().call_soon_threadsafe(_cancel, future, then)
+        for _context, _call, future, then, mailbox in pending:
+            mailbox.post(functools.partial(_cancel, future, then))
 
     def _work(self) -> None:
         _yield_on_wakeup()
@@ -107,7 +107,7 @@ class Workers:
             item = items.get()
             if item is None:
                 return
-            settle, mailbox = _run(item)
+            mailbox, settle = item[4], _run(item)
             del item  # hold nothing of a finished call while waiting for the next
             with self._lock:
                 self._idle += 1  # before the caller can learn of the result and call again
@@ -130,7 +130,7 @@ class _Mailbox:
         self._woken = False
 
     def post(self, settle: Callable[[], None]) -> None:
-        """From a worker thread: hand ``settle`` to the loop."""
+        """From any thread: hand ``settle`` to the loop."""
         self._settles.append(settle)
         if not self._woken:
             self._woken = True
@@ -160,14 +160,14 @@ def _yield_on_wakeup() -> None:
         set_policy(0, batch, os.sched_param(0))
 
 
-def _run(item: _Item) -> tuple[Callable[[], None], _Mailbox]:
+def _run(item: _Item) -> Callable[[], None]:
     """Call, and say how to settle the caller's future on its loop."""
-    context, call, future, then, mailbox = item
+    context, call, future, then, _mailbox = item
     try:
         result = context.run(call)
     except BaseException as error:  # handed to the caller, as a future would be
-        return _failure(future, then, error), mailbox
-    return _success(future, then, result), mailbox
+        return _failure(future, then, error)
+    return _success(future, then, result)
 
 
 def _success(
